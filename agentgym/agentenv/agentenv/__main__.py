@@ -1,0 +1,3 @@
+from agentenv.cli import main
+
+raise SystemExit(main())

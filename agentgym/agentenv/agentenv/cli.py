@@ -1,0 +1,130 @@
+"""The ``agentenv`` command: list, serve, new, play."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from agentenv import registry
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    names = registry.names()
+    if args.json:
+        print(json.dumps(names))
+        return 0
+    if not names:
+        print("no environments installed (pip install -e agentgym/agentenv-<name>)", file=sys.stderr)
+    for name in names:
+        dist = registry.entry_point(name).dist
+        where = f"{dist.name} {dist.version}" if dist is not None else ""
+        print(f"{name:12s} {where}")
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+
+    from agentenv.server import ServerConfig, serve
+
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    env_cls = registry.load(args.name)
+    config = ServerConfig(max_sessions=args.max_sessions, session_ttl=args.session_ttl,
+                          token=args.token or os.environ.get("AGENTENV_TOKEN") or None,
+                          max_body_bytes=args.max_body_bytes, max_action_chars=args.max_action_chars,
+                          threads=args.threads)
+    serve(env_cls, host=args.host, port=args.port, config=config, log_level=args.log_level)
+    return 0
+
+
+def _cmd_new(args: argparse.Namespace) -> int:
+    from agentenv.scaffold import scaffold
+
+    path = scaffold(args.name, args.dir)
+    print(f"created {path}")
+    print(f"next: bash {path}/setup.sh && agentenv serve {args.name}")
+    return 0
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    from agentenv.client import EnvPool
+    from agentenv.launcher import running_servers
+    from agentenv.policies import scripted_policy
+    from agentenv.rollout import run_episodes, summarize
+
+    policy = scripted_policy(args.policy)
+
+    async def play(urls: list[str]) -> list:
+        async with EnvPool(urls, token=args.token) as pool:
+            info = await pool.clients[0].info()
+            n = info["splits"][args.split]
+            task_ids = list(range(n if args.limit is None else min(n, args.limit)))
+            return await run_episodes(pool, args.name, task_ids, policy, split=args.split,
+                                      concurrency=args.concurrency, seed=args.seed, progress=not args.quiet)
+
+    if args.server:
+        episodes = asyncio.run(play(args.server))
+    else:
+        registry.entry_point(args.name)  # fail early and clearly on an unknown name
+        with running_servers(args.name, replicas=1, token=args.token) as urls:
+            episodes = asyncio.run(play(urls))
+    if args.output:
+        with open(args.output, "w") as f:
+            f.writelines(json.dumps(ep.to_dict()) + "\n" for ep in episodes)
+    print(json.dumps({"env": args.name, "policy": args.policy, "split": args.split, **summarize(episodes)}))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="agentenv", description="AgentGym-style environment servers (protocol v1)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("list", help="installed environments")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=_cmd_list)
+
+    s = sub.add_parser("serve", help="serve one environment over HTTP")
+    s.add_argument("name")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    s.add_argument("--max-sessions", type=int, default=1024)
+    s.add_argument("--session-ttl", type=float, default=900.0, help="seconds before an idle session is closed")
+    s.add_argument("--token", default=None, help="bearer token guarding every route but /health "
+                                                 "(default: $AGENTENV_TOKEN)")
+    s.add_argument("--max-body-bytes", type=int, default=1 << 20)
+    s.add_argument("--max-action-chars", type=int, default=16384)
+    s.add_argument("--threads", type=int, default=None, help="environment thread pool size")
+    s.add_argument("--log-level", default="warning")
+    s.set_defaults(fn=_cmd_serve)
+
+    s = sub.add_parser("new", help="scaffold a new environment package")
+    s.add_argument("name")
+    s.add_argument("--dir", default=None, help="where to create agentenv-NAME (default: ./agentgym if it exists)")
+    s.set_defaults(fn=_cmd_new)
+
+    s = sub.add_parser("play", help="run a scripted policy and print a JSON summary as the last line")
+    s.add_argument("name")
+    s.add_argument("--policy", default="expert", choices=["expert", "random"])
+    s.add_argument("--split", default="test", choices=["train", "test"])
+    s.add_argument("--limit", type=int, default=None)
+    s.add_argument("--server", action="append", default=None, help="URL of a running server (repeat for replicas)")
+    s.add_argument("--concurrency", type=int, default=8)
+    s.add_argument("--seed", type=int, default=None)
+    s.add_argument("--token", default=os.environ.get("AGENTENV_TOKEN"))
+    s.add_argument("--output", default=None, help="write every episode as JSON lines")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(fn=_cmd_play)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except (registry.UnknownEnvironment, ValueError, FileExistsError) as e:
+        print(f"agentenv: {e}", file=sys.stderr)
+        return 2

@@ -1,0 +1,383 @@
+"""Clients of protocol v1: sync, async (with step coalescing) and a replica pool.
+
+Retries: a request that never reached the server (connection refused or timed out
+while connecting) is retried for every route; a 5xx or a broken connection is
+retried only for idempotent routes, so a step is never applied twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from agentenv import errors
+from agentenv.errors import AgentEnvError, ServerUnavailable
+
+# Nagle's algorithm turns small request/response pairs into 40 ms round trips.
+_SOCKET_OPTIONS = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+@dataclass
+class Created:
+    env_id: str
+    observation: str
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Step:
+    observation: str
+    reward: float
+    done: bool
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def success(self) -> bool:
+        return bool(self.info.get("success", False))
+
+    @property
+    def score(self) -> float:
+        return float(self.info.get("score", 0.0))
+
+    @property
+    def valid(self) -> bool:
+        return bool(self.info.get("valid", True))
+
+
+def _decode(resp: httpx.Response) -> dict:
+    try:
+        body = resp.json()
+    except ValueError:
+        body = resp.text
+    if resp.status_code >= 400:
+        raise errors.from_response(resp.status_code, body)
+    if not isinstance(body, dict):
+        raise AgentEnvError(f"server sent a non-object body: {str(body)[:200]}", status=502, type="bad_gateway")
+    return body
+
+
+def _step_from(body: dict) -> Step:
+    return Step(body["observation"], float(body["reward"]), bool(body["done"]), body.get("info") or {})
+
+
+def _created_from(body: dict) -> Created:
+    return Created(body["env_id"], body["observation"], body.get("info") or {})
+
+
+@dataclass
+class _Retry:
+    """Decides, after each attempt, whether to try again (shared by both clients)."""
+
+    retries: int
+    backoff: float
+    attempt: int = 0
+
+    def should_retry(self, exc: BaseException | None, resp: httpx.Response | None, idempotent: bool) -> bool:
+        self.attempt += 1
+        if self.attempt > self.retries:
+            return False
+        if exc is not None:
+            return isinstance(exc, _NOT_SENT) or (idempotent and isinstance(exc, httpx.TransportError))
+        return idempotent and resp is not None and resp.status_code >= 500
+
+    @property
+    def delay(self) -> float:
+        return self.backoff * (2 ** (self.attempt - 1))
+
+
+def _unavailable(url: str, exc: BaseException) -> ServerUnavailable:
+    return ServerUnavailable(f"environment server {url} did not answer: {type(exc).__name__}: {exc}")
+
+
+class _ClientBase:
+    def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 120.0, retries: int = 3,
+                 backoff: float = 0.2) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.retries, self.backoff = retries, backoff
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._timeout = httpx.Timeout(timeout, connect=min(10.0, timeout))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.base_url!r})"
+
+
+class EnvClient(_ClientBase):
+    """Blocking client of one environment server."""
+
+    def __init__(self, base_url: str, **kwargs: Any) -> None:
+        super().__init__(base_url, **kwargs)
+        self._http = httpx.Client(base_url=self.base_url, headers=self._headers, timeout=self._timeout,
+                                  transport=httpx.HTTPTransport(socket_options=_SOCKET_OPTIONS))
+
+    def request(self, method: str, path: str, *, idempotent: bool, **kwargs: Any) -> dict:
+        retry = _Retry(self.retries, self.backoff)
+        while True:
+            try:
+                resp = self._http.request(method, path, **kwargs)
+            except httpx.TransportError as e:
+                if not retry.should_retry(e, None, idempotent):
+                    raise _unavailable(self.base_url, e) from e
+            else:
+                if not retry.should_retry(None, resp, idempotent):
+                    return _decode(resp)
+            time.sleep(retry.delay)
+
+    def health(self) -> dict:
+        return self.request("GET", "/health", idempotent=True)
+
+    def info(self) -> dict:
+        return self.request("GET", "/info", idempotent=True)
+
+    def create(self, task_id: int, split: str = "train", seed: int | None = None) -> Created:
+        body = {"task_id": task_id, "split": split, "seed": seed}
+        return _created_from(self.request("POST", "/create", json=body, idempotent=False))
+
+    def reset(self, env_id: str, task_id: int, split: str | None = None, seed: int | None = None) -> Created:
+        body = {"env_id": env_id, "task_id": task_id, "split": split, "seed": seed}
+        return _created_from(self.request("POST", "/reset", json=body, idempotent=False))
+
+    def step(self, env_id: str, action: str) -> Step:
+        return _step_from(self.request("POST", "/step", json={"env_id": env_id, "action": action}, idempotent=False))
+
+    def step_batch(self, steps: Sequence[tuple[str, str]]) -> list[Step | AgentEnvError]:
+        body = {"steps": [{"env_id": e, "action": a} for e, a in steps]}
+        return [_batch_entry(r) for r in self.request("POST", "/step_batch", json=body, idempotent=False)["results"]]
+
+    def observation(self, env_id: str) -> str:
+        return self.request("GET", "/observation", params={"env_id": env_id}, idempotent=True)["observation"]
+
+    def available_actions(self, env_id: str) -> list[str]:
+        return self.request("GET", "/available_actions", params={"env_id": env_id}, idempotent=True)["actions"]
+
+    def policy_action(self, env_id: str, policy: str = "expert") -> str:
+        params = {"env_id": env_id, "policy": policy}
+        return self.request("GET", "/policy_action", params=params, idempotent=True)["action"]
+
+    def close(self, env_id: str) -> None:
+        self.request("POST", "/close", json={"env_id": env_id}, idempotent=False)
+
+    def disconnect(self) -> None:
+        """Close the HTTP connections (``close`` closes a session)."""
+        self._http.close()
+
+    def __enter__(self) -> EnvClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.close()
+
+
+def _batch_entry(r: dict) -> Step | AgentEnvError:
+    if "error" in r:
+        return errors.from_response(int(r.get("status", 500)), r)
+    return _step_from(r)
+
+
+class AsyncEnvClient(_ClientBase):
+    """Async client of one environment server.
+
+    Steps issued concurrently by many coroutines are coalesced into ``/step_batch``
+    requests (one in flight at a time; the next batch gathers while it runs), which
+    cuts HTTP overhead per step by the batch size. ``coalesce=False`` sends each
+    step on its own.
+    """
+
+    def __init__(self, base_url: str, *, coalesce: bool = True, max_connections: int = 64, **kwargs: Any) -> None:
+        super().__init__(base_url, **kwargs)
+        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+        self._http = httpx.AsyncClient(base_url=self.base_url, headers=self._headers, timeout=self._timeout,
+                                       transport=httpx.AsyncHTTPTransport(socket_options=_SOCKET_OPTIONS,
+                                                                          limits=limits))
+        self.coalesce = coalesce
+        self._pending: list[tuple[str, str, asyncio.Future]] = []
+        self._flusher: asyncio.Task | None = None
+
+    async def request(self, method: str, path: str, *, idempotent: bool, **kwargs: Any) -> dict:
+        retry = _Retry(self.retries, self.backoff)
+        while True:
+            try:
+                resp = await self._http.request(method, path, **kwargs)
+            except httpx.TransportError as e:
+                if not retry.should_retry(e, None, idempotent):
+                    raise _unavailable(self.base_url, e) from e
+            else:
+                if not retry.should_retry(None, resp, idempotent):
+                    return _decode(resp)
+            await asyncio.sleep(retry.delay)
+
+    async def health(self) -> dict:
+        return await self.request("GET", "/health", idempotent=True)
+
+    async def info(self) -> dict:
+        return await self.request("GET", "/info", idempotent=True)
+
+    async def create(self, task_id: int, split: str = "train", seed: int | None = None) -> Created:
+        body = {"task_id": task_id, "split": split, "seed": seed}
+        return _created_from(await self.request("POST", "/create", json=body, idempotent=False))
+
+    async def reset(self, env_id: str, task_id: int, split: str | None = None, seed: int | None = None) -> Created:
+        body = {"env_id": env_id, "task_id": task_id, "split": split, "seed": seed}
+        return _created_from(await self.request("POST", "/reset", json=body, idempotent=False))
+
+    async def step(self, env_id: str, action: str) -> Step:
+        if not self.coalesce:
+            body = {"env_id": env_id, "action": action}
+            return _step_from(await self.request("POST", "/step", json=body, idempotent=False))
+        fut = asyncio.get_running_loop().create_future()
+        self._pending.append((env_id, action, fut))
+        if self._flusher is None:
+            self._flusher = asyncio.create_task(self._flush())
+        return await fut
+
+    async def _flush(self) -> None:
+        try:
+            while self._pending:
+                await asyncio.sleep(0)  # let steps issued in the same tick join this batch
+                batch, self._pending = self._pending, []
+                try:
+                    results = await self.step_batch([(e, a) for e, a, _ in batch])
+                except errors.NotFound as e:
+                    if e.type != "no_such_route":
+                        raise
+                    self.coalesce = False  # an older server without /step_batch
+                    results = await asyncio.gather(*(self.step(e, a) for e, a, _ in batch), return_exceptions=True)
+                except Exception as e:
+                    results = [e] * len(batch)
+                for (_, _, fut), res in zip(batch, results, strict=True):
+                    if fut.done():
+                        continue
+                    if isinstance(res, BaseException):
+                        fut.set_exception(res)
+                    else:
+                        fut.set_result(res)
+        finally:
+            self._flusher = None
+
+    async def step_batch(self, steps: Sequence[tuple[str, str]]) -> list[Step | AgentEnvError]:
+        body = {"steps": [{"env_id": e, "action": a} for e, a in steps]}
+        results = (await self.request("POST", "/step_batch", json=body, idempotent=False))["results"]
+        return [_batch_entry(r) for r in results]
+
+    async def observation(self, env_id: str) -> str:
+        return (await self.request("GET", "/observation", params={"env_id": env_id}, idempotent=True))["observation"]
+
+    async def available_actions(self, env_id: str) -> list[str]:
+        body = await self.request("GET", "/available_actions", params={"env_id": env_id}, idempotent=True)
+        return body["actions"]
+
+    async def policy_action(self, env_id: str, policy: str = "expert") -> str:
+        params = {"env_id": env_id, "policy": policy}
+        return (await self.request("GET", "/policy_action", params=params, idempotent=True))["action"]
+
+    async def close(self, env_id: str) -> None:
+        await self.request("POST", "/close", json={"env_id": env_id}, idempotent=False)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncEnvClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class EnvSession:
+    """One open episode on one replica; obtained from :meth:`EnvPool.session`."""
+
+    def __init__(self, pool: EnvPool, client: AsyncEnvClient, created: Created) -> None:
+        self.pool, self.client = pool, client
+        self.env_id, self.observation, self.info = created.env_id, created.observation, created.info
+        self.closed = False
+
+    async def step(self, action: str) -> Step:
+        step = await self.client.step(self.env_id, action)
+        self.observation = step.observation
+        return step
+
+    async def reset(self, task_id: int, split: str | None = None, seed: int | None = None) -> Created:
+        created = await self.client.reset(self.env_id, task_id, split, seed)
+        self.observation = created.observation
+        return created
+
+    async def available_actions(self) -> list[str]:
+        return await self.client.available_actions(self.env_id)
+
+    async def policy_action(self, policy: str = "expert") -> str:
+        return await self.client.policy_action(self.env_id, policy)
+
+    async def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            await self.pool._release(self)
+
+
+class EnvPool:
+    """Sessions spread over several replicas of one environment (least-loaded first).
+
+    Every session the pool opened is closed by :meth:`session`'s context exit or, at
+    the latest, by :meth:`aclose`, whatever the caller raised.
+    """
+
+    def __init__(self, urls: Sequence[str], *, token: str | None = None, **client_kwargs: Any) -> None:
+        if not urls:
+            raise ValueError("EnvPool needs at least one server URL")
+        self.clients = [AsyncEnvClient(u, token=token, **client_kwargs) for u in urls]
+        self._load = {id(c): 0 for c in self.clients}
+        self._open: set[EnvSession] = set()
+
+    @property
+    def open_sessions(self) -> int:
+        return len(self._open)
+
+    async def open(self, task_id: int, split: str = "train", seed: int | None = None) -> EnvSession:
+        """Create a session on the least-loaded replica; fall over to others if it is down."""
+        last: Exception | None = None
+        for client in sorted(self.clients, key=lambda c: self._load[id(c)]):
+            self._load[id(client)] += 1
+            try:
+                created = await client.create(task_id, split, seed)
+            except ServerUnavailable as e:
+                self._load[id(client)] -= 1
+                last = e
+                continue
+            except BaseException:
+                self._load[id(client)] -= 1
+                raise
+            sess = EnvSession(self, client, created)
+            self._open.add(sess)
+            return sess
+        assert last is not None
+        raise last
+
+    @contextlib.asynccontextmanager
+    async def session(self, task_id: int, split: str = "train", seed: int | None = None) -> AsyncIterator[EnvSession]:
+        sess = await self.open(task_id, split, seed)
+        try:
+            yield sess
+        finally:
+            await asyncio.shield(sess.close())
+
+    async def _release(self, sess: EnvSession) -> None:
+        self._open.discard(sess)
+        self._load[id(sess.client)] -= 1
+        with contextlib.suppress(AgentEnvError):  # expired, or its server is gone: nothing left to free
+            await sess.client.close(sess.env_id)
+
+    async def aclose(self) -> None:
+        await asyncio.gather(*(s.close() for s in list(self._open)), return_exceptions=True)
+        await asyncio.gather(*(c.aclose() for c in self.clients), return_exceptions=True)
+
+    async def __aenter__(self) -> EnvPool:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

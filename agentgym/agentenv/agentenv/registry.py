@@ -1,0 +1,61 @@
+"""Environment discovery through Python entry points.
+
+An environment package declares ``[agentenv.envs] NAME = module:Class``; this module
+is the only list of environments the project has.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agentenv.env import Environment
+
+ENTRY_POINT_GROUP = "agentenv.envs"
+
+
+class UnknownEnvironment(KeyError):
+    def __str__(self) -> str:  # KeyError quotes its message; we want it readable
+        return str(self.args[0])
+
+
+def _entry_points() -> dict[str, EntryPoint]:
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def names() -> list[str]:
+    """Installed environment names, sorted."""
+    return sorted(_entry_points())
+
+
+def entry_point(name: str) -> EntryPoint:
+    eps = _entry_points()
+    if name not in eps:
+        known = ", ".join(sorted(eps)) or "none"
+        raise UnknownEnvironment(f"unknown environment {name!r}; installed: {known}")
+    return eps[name]
+
+
+@cache
+def load(name: str) -> type[Environment]:
+    """The Environment class registered under ``name``."""
+    from agentenv.env import Environment
+
+    cls = entry_point(name).load()
+    if not (isinstance(cls, type) and issubclass(cls, Environment)):
+        raise TypeError(f"entry point {name!r} does not name an agentenv.Environment subclass: {cls!r}")
+    if getattr(cls, "name", None) != name:
+        raise TypeError(f"entry point {name!r} loads {cls.__name__} whose name is {getattr(cls, 'name', None)!r}")
+    return cls
+
+
+def parse_names(spec: str) -> list[str]:
+    """``"maze,wordle"`` or ``"all"`` -> a list of installed names (each checked)."""
+    if spec.strip() == "all":
+        return names()
+    out = [s.strip() for s in spec.split(",") if s.strip()]
+    for n in out:
+        entry_point(n)
+    return out

@@ -1,0 +1,109 @@
+"""Running whole episodes of a policy against servers, and summarising them."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from agentenv.client import EnvPool
+from agentenv.errors import ServerUnavailable
+from agentenv.policies import Policy
+
+
+@dataclass
+class Turn:
+    action: str
+    observation: str
+    reward: float
+    done: bool
+    valid: bool
+
+
+@dataclass
+class Episode:
+    env: str
+    task_id: int
+    split: str
+    instruction: str  # the first observation
+    turns: list[Turn] = field(default_factory=list)
+    reward: float = 0.0
+    success: bool = False
+    score: float = 0.0
+    done: bool = False
+
+    @property
+    def num_turns(self) -> int:
+        return len(self.turns)
+
+    @property
+    def invalid_actions(self) -> int:
+        return sum(not t.valid for t in self.turns)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+async def run_episode(pool: EnvPool, env: str, task_id: int, policy: Policy, *, split: str = "test",
+                      seed: int | None = None, max_turns: int | None = None) -> Episode:
+    """One episode from create to close (closed whatever happens)."""
+    async with pool.session(task_id, split, seed) as sess:
+        ep = Episode(env=env, task_id=task_id, split=split, instruction=sess.observation)
+        obs = sess.observation
+        while max_turns is None or ep.num_turns < max_turns:
+            action = await policy.act(sess, obs)
+            step = await sess.step(action)
+            obs = step.observation
+            ep.turns.append(Turn(action, obs, step.reward, step.done, step.valid))
+            ep.reward += step.reward
+            ep.success, ep.score = step.success, step.score
+            if step.done:
+                ep.done = True
+                break
+        return ep
+
+
+async def run_episodes(pool: EnvPool, env: str, task_ids: Sequence[int], policy: Policy, *, split: str = "test",
+                       concurrency: int = 8, seed: int | None = None, max_turns: int | None = None,
+                       retries: int = 2, progress: bool = True) -> list[Episode]:
+    """Episodes for ``task_ids`` in order; an episode whose server failed is rerun,
+    not counted as a policy failure."""
+    from tqdm.auto import tqdm
+
+    sem = asyncio.Semaphore(concurrency)
+    bar = tqdm(total=len(task_ids), desc=f"{env} {getattr(policy, 'name', 'policy')}", disable=not progress,
+               leave=False)
+
+    async def one(tid: int) -> Episode:
+        async with sem:
+            for attempt in range(retries + 1):
+                try:
+                    ep = await run_episode(pool, env, tid, policy, split=split, seed=seed, max_turns=max_turns)
+                    break
+                except ServerUnavailable:
+                    if attempt == retries:
+                        raise
+            bar.update(1)
+            return ep
+
+    try:
+        return list(await asyncio.gather(*(one(t) for t in task_ids)))
+    finally:
+        bar.close()
+
+
+def summarize(episodes: Sequence[Episode]) -> dict[str, float | int]:
+    n = len(episodes)
+
+    def mean(xs: Sequence[float]) -> float:
+        return round(sum(xs) / n, 4) if n else math.nan
+
+    return {
+        "episodes": n,
+        "success_rate": mean([float(e.success) for e in episodes]),
+        "avg_reward": mean([e.reward for e in episodes]),
+        "avg_turns": mean([float(e.num_turns) for e in episodes]),
+        "invalid_rate": round(sum(e.invalid_actions for e in episodes) / max(1, sum(e.num_turns for e in episodes)), 4),
+    }

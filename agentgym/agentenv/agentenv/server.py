@@ -1,0 +1,451 @@
+"""The generic protocol v1 server: any Environment class becomes an HTTP service.
+
+Environment code runs in a thread pool so a slow or blocking environment never
+stalls the event loop; a per-session lock keeps one session's calls in order while
+different sessions run concurrently. ``/step_batch`` lets a client send many
+sessions' steps in one request, which is what makes hundreds of steps per second
+per core possible over HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import os
+import socket
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from fastapi import FastAPI, Query
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from agentenv.env import SPLITS, Environment, Split
+from agentenv.errors import (
+    AgentEnvError,
+    BadRequest,
+    EnvironmentCrashed,
+    EpisodeDone,
+    NotSupported,
+    PayloadTooLarge,
+    SessionNotFound,
+    TaskNotFound,
+    ValidationFailed,
+)
+from agentenv.protocol import (
+    PROTOCOL_VERSION,
+    ActionsResponse,
+    CloseRequest,
+    CloseResponse,
+    CreateRequest,
+    CreateResponse,
+    HealthResponse,
+    InfoResponse,
+    ObservationResponse,
+    PolicyActionResponse,
+    ResetRequest,
+    StepBatchRequest,
+    StepRequest,
+    StepResponse,
+)
+from agentenv.sessions import Session, SessionTable
+
+log = logging.getLogger("agentenv.server")
+BATCH_CHUNK = 16  # steps per thread-pool job in /step_batch
+T = TypeVar("T")
+
+
+@dataclass
+class ServerConfig:
+    max_sessions: int = 1024
+    session_ttl: float = 900.0  # seconds of idleness before a session is closed
+    token: str | None = None
+    max_body_bytes: int = 1 << 20
+    max_action_chars: int = 16384
+    threads: int | None = None  # environment thread pool size
+
+
+class _Guard:
+    """ASGI middleware: bearer token on every route but /health, and a body size cap.
+
+    Written as raw ASGI (not BaseHTTPMiddleware) because it runs on every step.
+    """
+
+    def __init__(self, app: Any, token: str | None, max_body: int) -> None:
+        self.app, self.max_body = app, max_body
+        self.expected = f"Bearer {token}".encode() if token else None
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = dict(scope["headers"])
+        if self.expected is not None and scope["path"] != "/health":
+            got = headers.get(b"authorization", b"")
+            if not hmac.compare_digest(got, self.expected):
+                return await _send_error(send, AgentEnvError("missing or wrong bearer token", status=401,
+                                                             type="unauthorized"))
+        length = headers.get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_body:
+            return await _send_error(send, PayloadTooLarge(f"request body of {int(length)} bytes exceeds the "
+                                                           f"limit of {self.max_body}"))
+        if length is None and scope["method"] in ("POST", "PUT", "PATCH"):
+            # chunked body: read it here (up to the cap) and replay it to the app
+            body, more = [], True
+            seen = 0
+            while more:
+                message = await receive()
+                if message["type"] != "http.request":
+                    break
+                body.append(message.get("body", b""))
+                seen += len(body[-1])
+                more = message.get("more_body", False)
+                if seen > self.max_body:
+                    return await _send_error(send, PayloadTooLarge(f"request body exceeds the limit of "
+                                                                   f"{self.max_body} bytes"))
+            replay = [{"type": "http.request", "body": b"".join(body), "more_body": False}]
+            return await self.app(scope, _replaying(replay, receive), send)
+        return await self.app(scope, receive, send)
+
+
+def _replaying(messages: list[dict], receive: Callable) -> Callable:
+    async def wrapped() -> dict:
+        return messages.pop(0) if messages else await receive()
+
+    return wrapped
+
+
+async def _send_error(send: Callable, err: AgentEnvError) -> None:
+    resp = JSONResponse(err.to_body(), status_code=err.status)
+    await send({"type": "http.response.start", "status": resp.status_code, "headers": resp.raw_headers})
+    await send({"type": "http.response.body", "body": resp.body})
+
+
+class EnvService:
+    """Protocol semantics on top of the session table, independent of HTTP routing."""
+
+    def __init__(self, env_cls: type[Environment], config: ServerConfig) -> None:
+        self.env_cls, self.config = env_cls, config
+        self.sessions = SessionTable(config.max_sessions, config.session_ttl)
+        threads = config.threads or min(64, (os.cpu_count() or 2) * 8)
+        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"env-{env_cls.name}")
+        self.task_counts = {split: env_cls.num_tasks(split) for split in SPLITS}
+
+    def guarded(self, fn: Callable[..., T], *args: Any) -> T:
+        """Call environment code; its exceptions become protocol errors (500/501)."""
+        try:
+            return fn(*args)
+        except AgentEnvError:
+            raise
+        except NotImplementedError as e:
+            raise NotSupported(str(e) or "not implemented by this environment") from e
+        except Exception as e:  # the environment crashed: report, keep serving
+            log.exception("environment %s raised", self.env_cls.name)
+            raise EnvironmentCrashed(f"{type(e).__name__}: {e}") from e
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run environment code off the event loop."""
+        return await asyncio.get_running_loop().run_in_executor(self.pool, self.guarded, fn, *args)
+
+    def check_task(self, task_id: int, split: Split) -> None:
+        n = self.task_counts[split]
+        if not 0 <= task_id < n:
+            raise TaskNotFound(f"task_id {task_id} out of range for split {split!r} (0..{n - 1})")
+
+    def _new_env(self, task_id: int, split: Split, seed: int | None) -> tuple[Environment, str, dict]:
+        env = self.env_cls()
+        try:
+            obs, info = env.reset(task_id, split, seed)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                env.close()
+            raise
+        return env, obs, info
+
+    async def create(self, req: CreateRequest) -> dict:
+        self.check_task(req.task_id, req.split)
+        self.sessions.reserve()
+        try:
+            env, obs, info = await self.run(self._new_env, req.task_id, req.split, req.seed)
+        except BaseException:
+            self.sessions.release()
+            raise
+        sess = self.sessions.add(env, req.task_id, req.split, req.seed)
+        return {"env_id": sess.env_id, "observation": obs, "info": info}
+
+    async def reset(self, req: ResetRequest) -> dict:
+        sess = self.sessions.get(req.env_id)
+        split = req.split or sess.split
+        self.check_task(req.task_id, split)
+        async with sess.lock:
+            obs, info = await self.run(sess.env.reset, req.task_id, split, req.seed)
+            sess.start(req.task_id, split, req.seed)
+        return {"env_id": sess.env_id, "observation": obs, "info": info}
+
+    def _check_action(self, action: str) -> None:
+        if len(action) > self.config.max_action_chars:
+            raise PayloadTooLarge(f"action of {len(action)} characters exceeds the limit of "
+                                  f"{self.config.max_action_chars}")
+
+    def _apply_step(self, sess: Session, action: str) -> dict:
+        """One step with its bookkeeping; runs in a worker thread with the session lock held."""
+        if sess.closed:
+            raise SessionNotFound(f"session {sess.env_id} was closed")
+        if sess.done:
+            raise EpisodeDone(f"episode of {sess.env_id} has ended; reset or close it")
+        result = self.guarded(sess.env.step, action)
+        sess.turns += 1
+        truncated = not result.done and sess.turns >= self.env_cls.max_turns
+        sess.done = bool(result.done) or truncated
+        info = dict(result.info)
+        info.update(success=bool(result.success), score=float(result.score), valid=bool(result.valid),
+                    turn=sess.turns)
+        if truncated:
+            info["truncated"] = True
+        return {"observation": result.observation, "reward": float(result.reward), "done": sess.done, "info": info}
+
+    def _apply_steps(self, items: list[tuple[int, Session, str]]) -> list[tuple[int, dict]]:
+        out = []
+        for idx, sess, action in items:
+            try:
+                out.append((idx, self._apply_step(sess, action)))
+            except AgentEnvError as e:
+                out.append((idx, _batch_error(e)))
+        return out
+
+    async def step(self, req: StepRequest) -> dict:
+        self._check_action(req.action)
+        sess = self.sessions.get(req.env_id)
+        async with sess.lock:
+            return await asyncio.get_running_loop().run_in_executor(self.pool, self._apply_step, sess, req.action)
+
+    async def step_batch(self, reqs: list[StepRequest]) -> list[dict]:
+        """Steps of many sessions, in order per session.
+
+        A batch runs as a few thread-pool jobs (chunks of whole sessions) instead of
+        one job per step: dispatching each step to a thread costs more than most
+        environments' step itself. A slow session delays only the others in its chunk.
+        """
+        results: list[dict | None] = [None] * len(reqs)
+        groups: dict[str, tuple[Session, list[tuple[int, str]]]] = {}
+        for i, req in enumerate(reqs):
+            try:
+                self._check_action(req.action)
+                sess = self.sessions.get(req.env_id)
+            except AgentEnvError as e:
+                results[i] = _batch_error(e)
+                continue
+            groups.setdefault(sess.env_id, (sess, []))[1].append((i, req.action))
+        n_chunks = max(1, min(len(groups), -(-len(reqs) // BATCH_CHUNK)))
+        chunks: list[list[tuple[Session, list[tuple[int, str]]]]] = [[] for _ in range(n_chunks)]
+        for k, group in enumerate(groups.values()):
+            chunks[k % n_chunks].append(group)
+        for done in await asyncio.gather(*(self._run_chunk(c) for c in chunks if c)):
+            for idx, res in done:
+                results[idx] = res
+        return results  # type: ignore[return-value]
+
+    async def _run_chunk(self, chunk: list[tuple[Session, list[tuple[int, str]]]]) -> list[tuple[int, dict]]:
+        items = sorted(((i, sess, a) for sess, steps in chunk for i, a in steps), key=lambda t: t[0])
+        async with contextlib.AsyncExitStack() as stack:
+            # one global lock order (by env_id), so concurrent batches cannot deadlock
+            for sess in sorted((s for s, _ in chunk), key=lambda s: s.env_id):
+                await stack.enter_async_context(sess.lock)
+            return await asyncio.get_running_loop().run_in_executor(self.pool, self._apply_steps, items)
+
+    async def observation(self, env_id: str) -> str:
+        sess = self.sessions.get(env_id)
+        async with sess.lock:
+            return await self.run(sess.env.observation)
+
+    async def available_actions(self, env_id: str) -> list[str]:
+        sess = self.sessions.get(env_id)
+        async with sess.lock:
+            return list(await self.run(sess.env.available_actions))
+
+    async def policy_action(self, env_id: str, policy: str) -> str:
+        sess = self.sessions.get(env_id)
+        async with sess.lock:
+            if sess.done:
+                raise EpisodeDone(f"episode of {env_id} has ended")
+            if policy == "expert":
+                return await self.run(sess.env.expert_action)
+            return await self.run(sess.env.random_action, sess.rng)
+
+    async def close(self, env_id: str) -> None:
+        sess = self.sessions.pop(env_id)
+        async with sess.lock:  # let an in-flight step finish first
+            sess.closed = True
+            await self._close_env(sess)
+
+    async def _close_env(self, sess: Session) -> None:
+        try:
+            await self.run(sess.env.close)
+        except AgentEnvError as e:
+            log.warning("closing %s failed: %s", sess.env_id, e)
+
+    async def expire_forever(self) -> None:
+        period = max(0.05, min(self.config.session_ttl / 4, 30.0))
+        while True:
+            await asyncio.sleep(period)
+            for sess in self.sessions.pop_expired():
+                log.info("session %s expired", sess.env_id)
+                await self._close_env(sess)
+
+    async def shutdown(self) -> None:
+        for sess in self.sessions.pop_all():
+            await self._close_env(sess)
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _batch_error(err: AgentEnvError) -> dict:
+    return {**err.to_body(), "status": err.status}
+
+
+def _error_response(err: AgentEnvError) -> JSONResponse:
+    return JSONResponse(err.to_body(), status_code=err.status)
+
+
+def create_app(env_cls: type[Environment], config: ServerConfig | None = None) -> FastAPI:
+    """The FastAPI app serving ``env_cls`` over protocol v1."""
+    config = config or ServerConfig()
+    service = EnvService(env_cls, config)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        sweeper = asyncio.create_task(service.expire_forever())
+        try:
+            yield
+        finally:
+            sweeper.cancel()
+            await service.shutdown()
+
+    app = FastAPI(title=f"agentenv {env_cls.name}", version=str(PROTOCOL_VERSION), lifespan=lifespan,
+                  docs_url="/docs", redoc_url=None)
+    app.state.service = service
+
+    @app.exception_handler(AgentEnvError)
+    async def _agentenv_error(request, exc: AgentEnvError):
+        return _error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request, exc: RequestValidationError):
+        errors = exc.errors()
+        if any(e.get("type") == "json_invalid" for e in errors):
+            return _error_response(BadRequest("request body is not valid JSON"))
+        detail = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in errors[:5])
+        return _error_response(ValidationFailed(detail or "invalid request"))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request, exc: StarletteHTTPException):
+        etype = {404: "no_such_route", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return _error_response(AgentEnvError(str(exc.detail), status=exc.status_code, type=etype))
+
+    @app.exception_handler(Exception)
+    async def _internal_error(request, exc: Exception):
+        log.exception("internal error")
+        return _error_response(AgentEnvError(f"{type(exc).__name__}: {exc}"))
+
+    @app.get("/health", response_model=HealthResponse)
+    async def health():
+        return {"status": "ok", "env": env_cls.name, "sessions": len(service.sessions), "protocol": PROTOCOL_VERSION}
+
+    @app.get("/info", response_model=InfoResponse)
+    async def info():
+        return {"env": env_cls.name, "splits": service.task_counts, "max_turns": env_cls.max_turns,
+                "action_format": env_cls.action_format}
+
+    @app.post("/create", response_model=CreateResponse)
+    async def create(req: CreateRequest):
+        return await service.create(req)
+
+    @app.post("/reset", response_model=CreateResponse)
+    async def reset(req: ResetRequest):
+        return await service.reset(req)
+
+    @app.post("/step", response_model=StepResponse)
+    async def step(req: StepRequest):
+        return await service.step(req)
+
+    @app.post("/step_batch")
+    async def step_batch(req: StepBatchRequest):
+        return JSONResponse({"results": await service.step_batch(req.steps)})
+
+    @app.get("/observation", response_model=ObservationResponse)
+    async def observation(env_id: str = Query(...)):
+        return {"observation": await service.observation(env_id)}
+
+    @app.get("/available_actions", response_model=ActionsResponse)
+    async def available_actions(env_id: str = Query(...)):
+        return {"actions": await service.available_actions(env_id)}
+
+    @app.get("/policy_action", response_model=PolicyActionResponse)
+    async def policy_action(env_id: str = Query(...), policy: str = Query("expert", pattern="^(expert|random)$")):
+        return {"action": await service.policy_action(env_id, policy)}
+
+    @app.post("/close", response_model=CloseResponse)
+    async def close(req: CloseRequest):
+        await service.close(req.env_id)
+        return {"closed": True}
+
+    return _Guard(app, config.token, config.max_body_bytes)  # type: ignore[return-value]
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening socket; port 0 picks a free port (read it back from the socket)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # accepted connections inherit it: without it, small responses wait ~40 ms for delayed ACKs
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def run_event_loop(main: Any) -> Any:
+    """uvloop where installed (several times faster per request than asyncio's loop)."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(main)
+    return uvloop.run(main)
+
+
+def serve(env_cls: type[Environment], host: str = "127.0.0.1", port: int = 0,
+          config: ServerConfig | None = None, log_level: str = "warning") -> None:
+    """Serve until interrupted; print ``listening on http://H:P`` once requests are accepted."""
+    import uvicorn
+
+    sock = bind_socket(host, port)
+    bound_port = sock.getsockname()[1]
+    app = create_app(env_cls, config)
+    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, timeout_keep_alive=75,
+                                           backlog=2048))
+
+    async def announce() -> None:
+        while not server.started:  # noqa: ASYNC110 - uvicorn offers no event for it
+            await asyncio.sleep(0.01)
+        shown = f"[{host}]" if ":" in host else host
+        print(f"listening on http://{shown}:{bound_port}", flush=True)
+
+    async def main() -> None:
+        task = asyncio.create_task(announce())
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            task.cancel()
+
+    try:
+        run_event_loop(main())
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
+        sys.stdout.flush()

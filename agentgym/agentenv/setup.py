@@ -1,0 +1,18 @@
+from setuptools import find_packages, setup
+
+setup(
+    name="agentenv",
+    version="0.1.0",
+    description="Protocol v1 runtime, client, registry and CLI for AgentGym-style environment servers",
+    packages=find_packages(include=["agentenv", "agentenv.*"]),
+    package_data={"agentenv": ["templates/package/*.tmpl", "templates/package/tests/*.tmpl"]},
+    python_requires=">=3.10",
+    install_requires=[
+        "fastapi>=0.110",
+        "uvicorn[standard]>=0.29",  # brings uvloop and httptools
+        "httpx>=0.27",
+        "pydantic>=2.6",
+        "tqdm>=4.66",
+    ],
+    entry_points={"console_scripts": ["agentenv = agentenv.cli:main"]},
+)

@@ -1,0 +1,1 @@
+"""openmanus_rl: train LLM agents on agentenv environments with verl."""

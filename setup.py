@@ -1,0 +1,15 @@
+"""openmanus_rl: the verl plugin (agent loop, rewards, datasets, trainers, evaluation, CPU support)."""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="openmanus-rl",
+    version="0.1.0",
+    packages=find_packages(include=["openmanus_rl", "openmanus_rl.*"]),
+    python_requires=">=3.10",
+    install_requires=["agentenv", "verl[verl-core]==0.9.1"],
+    entry_points={
+        "verl.plugins": [],
+        "console_scripts": [],
+    },
+)
