@@ -5,8 +5,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # toy_envs
 
-from agentenv.testing import serve_in_thread  # noqa: E402
-from toy_envs import EchoEnv  # noqa: E402
+from agentenv.testing import serve_in_thread
+from toy_envs import EchoEnv
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,10 @@ import time
 
 import httpx
 import pytest
-from toy_envs import CloseCounterEnv, EchoEnv
-
 from agentenv.client import AsyncEnvClient, EnvClient
 from agentenv.server import ServerConfig
 from agentenv.testing import serve_in_thread
+from toy_envs import CloseCounterEnv, EchoEnv
 
 
 @pytest.fixture

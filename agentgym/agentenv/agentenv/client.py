@@ -339,13 +339,13 @@ class EnvPool:
         return len(self._open)
 
     async def open(self, task_id: int, split: str = "train", seed: int | None = None) -> EnvSession:
-        """Create a session on the least-loaded replica; fall over to others if it is down."""
+        """Create a session on the least-loaded replica; fall over to others if it is down or full."""
         last: Exception | None = None
         for client in sorted(self.clients, key=lambda c: self._load[id(c)]):
             self._load[id(client)] += 1
             try:
                 created = await client.create(task_id, split, seed)
-            except ServerUnavailable as e:
+            except (ServerUnavailable, errors.SessionLimit) as e:  # down or full: try the next replica
                 self._load[id(client)] -= 1
                 last = e
                 continue

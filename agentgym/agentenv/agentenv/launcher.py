@@ -59,31 +59,40 @@ class ServerProcess:
         except OSError:
             return ""
 
-    def start(self, timeout: float = 120.0) -> str:
+    def launch(self) -> None:
+        """Spawn the process without waiting. The server is tied to the *thread* that
+        spawns it (Linux parent-death signal), so spawn from a long-lived thread."""
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self._log, stdin=subprocess.DEVNULL,
                                      env=self.env, text=True, preexec_fn=_die_with_parent)
-        found: list[str] = []
-        ready = threading.Event()
+        self._found: list[str] = []
+        self._ready = threading.Event()
 
         def pump() -> None:  # read until the announcement, then keep draining the pipe
             assert self.proc is not None and self.proc.stdout is not None
             for line in self.proc.stdout:
-                if not found and line.startswith(_LISTENING):
-                    found.append(line[len(_LISTENING):].strip())
-                    ready.set()
-            ready.set()
+                if not self._found and line.startswith(_LISTENING):
+                    self._found.append(line[len(_LISTENING):].strip())
+                    self._ready.set()
+            self._ready.set()
 
         threading.Thread(target=pump, daemon=True, name=f"pump-{self.name}").start()
+
+    def wait_ready(self, timeout: float = 120.0) -> str:
         deadline = time.monotonic() + timeout
-        while not ready.wait(0.1):
+        while not self._ready.wait(0.1):
             if time.monotonic() > deadline:
                 self.stop()
                 raise TimeoutError(f"server {self.name} did not start within {timeout:.0f}s\n{self.log_tail()}")
-        if not found:
+        if not self._found:
+            assert self.proc is not None
             code = self.proc.wait()
             raise RuntimeError(f"server {self.name} exited with code {code} before listening\n{self.log_tail()}")
-        self.url = found[0]
+        self.url = self._found[0]
         return self.url
+
+    def start(self, timeout: float = 120.0) -> str:
+        self.launch()
+        return self.wait_ready(timeout)
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -110,25 +119,12 @@ class ServerProcess:
 
 @contextlib.contextmanager
 def running_servers(name: str, replicas: int = 1, **kwargs) -> Iterator[list[str]]:
-    """Start ``replicas`` servers of ``name`` (in parallel) and stop them all on exit."""
+    """Start ``replicas`` servers of ``name`` (booting in parallel) and stop them all on exit."""
     servers = [ServerProcess(name, **kwargs) for _ in range(replicas)]
     try:
-        errors: list[BaseException] = []
-
-        def start(s: ServerProcess) -> None:
-            try:
-                s.start()
-            except BaseException as e:
-                errors.append(e)
-
-        threads = [threading.Thread(target=start, args=(s,)) for s in servers]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errors:
-            raise errors[0]
-        yield [s.url for s in servers if s.url]
+        for s in servers:
+            s.launch()
+        yield [s.wait_ready() for s in servers]
     finally:
         for s in servers:
             s.stop()

@@ -14,6 +14,7 @@ import contextlib
 import hmac
 import logging
 import os
+import signal
 import socket
 import sys
 from collections.abc import Callable
@@ -409,6 +410,10 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _exit_cleanly(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
+
+
 def run_event_loop(main: Any) -> Any:
     """uvloop where installed (several times faster per request than asyncio's loop)."""
     try:
@@ -442,6 +447,8 @@ def serve(env_cls: type[Environment], host: str = "127.0.0.1", port: int = 0,
         finally:
             task.cancel()
 
+    # uvicorn shuts down gracefully on SIGTERM, then re-raises it: make that a clean exit
+    signal.signal(signal.SIGTERM, _exit_cleanly)
     try:
         run_event_loop(main())
     except KeyboardInterrupt:
