@@ -6,7 +6,6 @@ import asyncio
 
 import psutil
 import pytest
-
 from agentenv.client import AsyncEnvClient
 from agentenv.launcher import ServerProcess
 

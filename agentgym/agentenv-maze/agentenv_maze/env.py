@@ -1,0 +1,156 @@
+"""The ``maze`` environment: LMRL-Gym-style navigation of a grid maze seen one cell at a time.
+
+The agent is told its position, the goal and which of the four neighbouring cells are walls,
+never the whole map, so it must remember where it has been (partial observability is the point
+of the LMRL-Gym maze task).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agentenv import Environment, Split, StepResult
+
+from agentenv_maze.generator import MAX_DIST, MOVES, NUM_TASKS, Cell, MazeTask, check_task_id, generate
+
+ACTIONS = [f"move {d}" for d in MOVES]
+# "move up", "Up.", "go left", "Action: move right", "`down`" ...
+_ACTION_RE = re.compile(r"^(?:action\s*:\s*)?(?:(?:move|go)\s+)?(up|down|left|right)$")
+_STRIP = " \t\r\n\"'`*.!?,;:()[]{}<>"
+_WALL_WORDS = {"up": "above you", "down": "below you", "left": "to your left", "right": "to your right"}
+
+
+def parse_action(action: str) -> str | None:
+    """The direction an action names, or None; tolerant of case, spacing and punctuation."""
+    text = " ".join(action.lower().split()).strip(_STRIP)
+    m = _ACTION_RE.match(text)
+    return m.group(1) if m else None
+
+
+def _join(words: list[str], conj: str) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + f" {conj} " + words[-1]
+
+
+class MazeEnv(Environment):
+    """Reach the goal cell of a maze with ``move up/down/left/right``.
+
+    Reward 1.0 (and ``success``, ``score`` 1.0) on the step that reaches the goal, 0 otherwise,
+    so an episode sums to 0 or 1. Walking into a wall is a *valid* move that costs a turn and
+    leaves the position unchanged (the observation says so): it is a legal move in the game,
+    not a malformed action. Only text that names no direction is ``valid=False``.
+    ``max_turns`` is twice the longest shortest path of any task, so the expert always has room.
+    ``seed`` is ignored: a task id fixes the maze, start and goal.
+    """
+
+    name = "maze"
+    max_turns = 2 * MAX_DIST
+    action_format = "one of: move up, move down, move left, move right"
+
+    def __init__(self) -> None:
+        self._task: MazeTask | None = None
+        self._pos: Cell = (0, 0)
+        self._done = False
+        self._obs = ""
+
+    @classmethod
+    def num_tasks(cls, split: Split) -> int:
+        check_task_id(0, split)  # validates the split name
+        return NUM_TASKS[split]
+
+    # -- episode ---------------------------------------------------------------------------
+    def reset(self, task_id: int, split: Split = "train", seed: int | None = None) -> tuple[str, dict[str, Any]]:
+        task = generate(split, task_id)  # IndexError for an out-of-range id
+        self._task, self._pos, self._done = task, task.start, False
+        self._obs = self._instruction(task) + "\n\n" + self._where()
+        info = {
+            "task_id": task_id,
+            "split": split,
+            "size": [task.height, task.width],
+            "start": list(task.start),
+            "goal": list(task.goal),
+            "shortest_path": task.dist_to_goal[task.start],
+        }
+        return self._obs, info
+
+    def step(self, action: str) -> StepResult:
+        task = self._require_task()
+        if self._done:
+            return StepResult(
+                "The episode is over: you already reached the goal.", valid=False, done=True, success=True, score=1.0
+            )
+        direction = parse_action(action)
+        if direction is None:
+            self._obs = (
+                f"Invalid action {action.strip()[:60]!r}. Reply with exactly one of: {', '.join(ACTIONS)}.\n"
+                + self._where()
+            )
+            return StepResult(self._obs, valid=False, info={"position": list(self._pos)})
+        dr, dc = MOVES[direction]
+        nxt = (self._pos[0] + dr, self._pos[1] + dc)
+        hit_wall = nxt not in task.open_cells
+        if hit_wall:
+            self._obs = f"You hit a wall moving {direction} and did not move. " + self._where()
+        else:
+            self._pos = nxt
+            if nxt == task.goal:
+                self._done = True
+                self._obs = f"You moved {direction} and reached the goal at {nxt}. Well done!"
+                return StepResult(
+                    self._obs,
+                    reward=1.0,
+                    done=True,
+                    success=True,
+                    score=1.0,
+                    info={"position": list(nxt), "hit_wall": False},
+                )
+            self._obs = f"You moved {direction}. " + self._where()
+        return StepResult(self._obs, info={"position": list(self._pos), "hit_wall": hit_wall})
+
+    def observation(self) -> str:
+        return self._obs
+
+    def available_actions(self) -> list[str]:
+        return list(ACTIONS)
+
+    def expert_action(self) -> str:
+        """A step along a shortest path: the first neighbour (up, down, left, right order) that is
+        one step closer to the goal, read from the task's BFS distance map."""
+        task = self._require_task()
+        here = task.dist_to_goal[self._pos]
+        for direction, (dr, dc) in MOVES.items():
+            if task.dist_to_goal.get((self._pos[0] + dr, self._pos[1] + dc), here) == here - 1:
+                return f"move {direction}"
+        return ACTIONS[0]  # at the goal: the episode is over, any action will do
+
+    # -- text ------------------------------------------------------------------------------
+    @staticmethod
+    def _instruction(task: MazeTask) -> str:
+        return (
+            f"You are in a maze on a grid of {task.height} rows and {task.width} columns. Positions are "
+            f"(row, column), counted from (0, 0) at the top-left corner to ({task.height - 1}, {task.width - 1}) "
+            "at the bottom-right; moving up decreases the row, down increases it, left decreases the column "
+            "and right increases it. The grid is surrounded by walls and has walls inside it. You cannot see "
+            "the map: after every move you are told where you are and which directions are blocked by walls "
+            "(moving into a wall wastes a turn). Your task is to reach the goal in as few moves as possible.\n"
+            "Each turn, reply with exactly one action: move up, move down, move left, or move right."
+        )
+
+    def _where(self) -> str:
+        task = self._require_task()
+        r, c = self._pos
+        blocked, free = [], []
+        for direction, (dr, dc) in MOVES.items():
+            (free if (r + dr, c + dc) in task.open_cells else blocked).append(direction)
+        text = f"You are at ({r}, {c}). The goal is at ({task.goal[0]}, {task.goal[1]})."
+        if blocked:
+            text += f" There {'is a wall' if len(blocked) == 1 else 'are walls'} "
+            text += _join([_WALL_WORDS[d] for d in blocked], "and") + "."
+        if free:
+            text += f" You can move {_join(free, 'or')}."
+        return text
+
+    def _require_task(self) -> MazeTask:
+        if self._task is None:
+            raise RuntimeError("call reset() before step()")
+        return self._task

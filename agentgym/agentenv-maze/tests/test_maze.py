@@ -1,0 +1,169 @@
+"""In-process tests of the maze environment: splits, rules, rewards and the two reference policies."""
+
+import random
+
+import pytest
+from agentenv_maze.env import ACTIONS, MazeEnv, parse_action
+from agentenv_maze.generator import MAX_DIST, MIN_DIST, MOVES, NUM_TASKS, bfs, generate
+
+
+def fingerprint(task):
+    return (task.height, task.width, task.open_cells, task.start, task.goal)
+
+
+def run_episode(env, task_id, split, policy):
+    """Play one episode under the runtime's rules (truncation at max_turns); return (reward sum, success)."""
+    env.reset(task_id, split)
+    total, success = 0.0, False
+    for _ in range(env.max_turns):
+        result = env.step(policy(env))
+        assert 0.0 <= result.reward <= 1.0
+        total += result.reward
+        if result.done:
+            success = result.success
+            break
+    assert 0.0 <= total <= 1.0
+    return total, success
+
+
+def test_registry_and_sizes():
+    from agentenv import registry
+
+    assert registry.load("maze") is MazeEnv
+    assert MazeEnv.num_tasks("test") == 25
+    assert MazeEnv.num_tasks("train") >= 1000
+    assert MazeEnv.max_turns <= 50
+    with pytest.raises(ValueError):
+        MazeEnv.num_tasks("dev")
+
+
+def test_splits_are_deterministic_and_disjoint():
+    assert fingerprint(generate.__wrapped__("test", 7)) == fingerprint(generate.__wrapped__("test", 7))
+    test = {fingerprint(generate("test", i)) for i in range(NUM_TASKS["test"])}
+    assert len(test) == NUM_TASKS["test"]
+    # generate.__wrapped__: the whole train split would only churn the task cache
+    train = {fingerprint(generate.__wrapped__("train", i)) for i in range(NUM_TASKS["train"])}
+    assert len(train) == NUM_TASKS["train"]
+    assert not test & train
+
+
+def test_out_of_range_task_raises_index_error():
+    env = MazeEnv()
+    with pytest.raises(IndexError):
+        env.reset(NUM_TASKS["test"], "test")
+    with pytest.raises(IndexError):
+        env.reset(-1, "train")
+
+
+@pytest.mark.parametrize("task_id", range(NUM_TASKS["test"]))
+def test_tasks_are_solvable_within_bounds(task_id):
+    task = generate("test", task_id)
+    assert 7 <= task.height <= 9 and 7 <= task.width <= 9
+    assert all(0 <= r < task.height and 0 <= c < task.width for r, c in task.open_cells)
+    dist = bfs(task.open_cells, task.start)
+    assert MIN_DIST <= dist[task.goal] <= MAX_DIST
+    assert task.dist_to_goal[task.start] == dist[task.goal]
+
+
+def test_first_observation_has_instruction_and_position():
+    env = MazeEnv()
+    obs, info = env.reset(0, "test")
+    task = generate("test", 0)
+    assert "move up" in obs and "move right" in obs and "goal" in obs
+    assert f"You are at ({task.start[0]}, {task.start[1]})" in obs
+    assert f"The goal is at ({task.goal[0]}, {task.goal[1]})" in obs
+    assert env.observation() == obs
+    assert info["shortest_path"] == task.dist_to_goal[task.start]
+    assert env.available_actions() == ACTIONS
+
+
+def test_walls_block_and_moves_move():
+    env = MazeEnv()
+    env.reset(0, "test")
+    task = generate("test", 0)
+    r, c = task.start
+    for direction, (dr, dc) in MOVES.items():
+        env.reset(0, "test")
+        result = env.step(f"move {direction}")
+        assert result.valid
+        if (r + dr, c + dc) in task.open_cells:
+            assert result.info["position"] == [r + dr, c + dc] and not result.info["hit_wall"]
+            assert "hit a wall" not in result.observation
+        else:
+            assert result.info["position"] == [r, c] and result.info["hit_wall"]
+            assert "hit a wall" in result.observation
+        assert result.reward == 0.0 and not result.done
+
+
+def test_observation_names_blocked_directions():
+    env = MazeEnv()
+    obs, _ = env.reset(3, "test")
+    task = generate("test", 3)
+    r, c = task.start
+    words = {"up": "above you", "down": "below you", "left": "to your left", "right": "to your right"}
+    for direction, (dr, dc) in MOVES.items():
+        assert (words[direction] in obs) == ((r + dr, c + dc) not in task.open_cells)
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("move up", "up"),
+        ("UP", "up"),
+        ("  Move Left. ", "left"),
+        ("`move down`", "down"),
+        ("go right!", "right"),
+        ("Action: move up", "up"),
+        ("move", None),
+        ("jump", None),
+        ("move upward", None),
+        ("", None),
+    ],
+)
+def test_parse_action(text, expected):
+    assert parse_action(text) == expected
+
+
+def test_invalid_action_is_flagged_and_harmless():
+    env = MazeEnv()
+    env.reset(1, "test")
+    start = generate("test", 1).start
+    result = env.step("fly to the goal")
+    assert not result.valid and not result.done and result.reward == 0.0
+    assert "move up" in result.observation and result.info["position"] == list(start)
+
+
+def test_expert_reaches_goal_in_shortest_path_and_reward_once():
+    env = MazeEnv()
+    env.reset(2, "test")
+    task = generate("test", 2)
+    rewards = []
+    while True:
+        result = env.step(env.expert_action())
+        rewards.append(result.reward)
+        if result.done:
+            break
+    assert len(rewards) == task.dist_to_goal[task.start]
+    assert rewards[-1] == 1.0 and sum(rewards) == 1.0 and result.success and result.score == 1.0
+    after = env.step("move up")
+    assert after.done and not after.valid and after.reward == 0.0
+
+
+def test_expert_solves_test_split():
+    env = MazeEnv()
+    wins = [run_episode(env, i, "test", lambda e: e.expert_action())[1] for i in range(NUM_TASKS["test"])]
+    assert sum(wins) / len(wins) >= 0.95
+
+
+def test_random_policy_mostly_fails():
+    env, rng = MazeEnv(), random.Random(0)
+    wins = [run_episode(env, i, "test", lambda e: e.random_action(rng))[1] for i in range(NUM_TASKS["test"])]
+    assert sum(wins) / len(wins) < 0.3
+
+
+def test_instances_are_independent():
+    a, b = MazeEnv(), MazeEnv()
+    a.reset(0, "test")
+    obs_b, _ = b.reset(1, "test")
+    a.step(a.expert_action())
+    assert b.observation() == obs_b
