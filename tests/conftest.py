@@ -6,6 +6,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))  # toy_envs
 
 from agentenv.testing import serve_in_thread
+
 from toy_envs import EchoEnv
 
 

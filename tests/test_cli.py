@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from agentenv.client import EnvClient
 from agentenv.launcher import ServerProcess
 

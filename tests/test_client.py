@@ -8,10 +8,12 @@ import threading
 import time
 
 import pytest
+
 from agentenv.client import AsyncEnvClient, EnvClient, EnvPool
 from agentenv.errors import EpisodeDone, ServerUnavailable, SessionLimit, SessionNotFound, TaskNotFound
 from agentenv.server import ServerConfig
 from agentenv.testing import serve_in_thread
+
 from toy_envs import EchoEnv
 
 
@@ -46,6 +48,7 @@ def test_unreachable_server_raises_after_retries():
 def test_connection_errors_are_retried_until_the_server_is_up():
     """A create sent while the server is still starting succeeds once it listens."""
     import uvicorn
+
     from agentenv.server import bind_socket, create_app, run_event_loop
 
     port = _free_port()

@@ -6,6 +6,7 @@ import asyncio
 
 import psutil
 import pytest
+
 from agentenv.client import AsyncEnvClient
 from agentenv.launcher import ServerProcess
 

@@ -7,9 +7,11 @@ import time
 
 import httpx
 import pytest
+
 from agentenv.client import AsyncEnvClient, EnvClient
 from agentenv.server import ServerConfig
 from agentenv.testing import serve_in_thread
+
 from toy_envs import CloseCounterEnv, EchoEnv
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
-from agentenv.env import Environment, Split, StepResult
 from minigrid.core.actions import Actions
 
+from agentenv.env import Environment, Split, StepResult
 from agentenv_babyai import levels, render
 from agentenv_babyai.actions import CHECK, PRIMITIVES, TEXT_OF, matches, parse
 from agentenv_babyai.expert import Expert

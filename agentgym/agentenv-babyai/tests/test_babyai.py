@@ -6,11 +6,12 @@ import random
 
 import numpy as np
 import pytest
+from minigrid.core.world_object import Ball, Box, Door, Key, Wall
+from minigrid.envs.babyai.core.verifier import GoToInstr, ObjDesc
+
 from agentenv import registry
 from agentenv_babyai import levels, render
 from agentenv_babyai.env import BabyAIEnv
-from minigrid.core.world_object import Ball, Box, Door, Key, Wall
-from minigrid.envs.babyai.core.verifier import GoToInstr, ObjDesc
 
 
 def play(env: BabyAIEnv, task_id: int, split: str, choose, max_turns: int = BabyAIEnv.max_turns):

@@ -11,7 +11,6 @@ import re
 from typing import Any
 
 from agentenv import Environment, Split, StepResult
-
 from agentenv_maze.generator import MAX_DIST, MOVES, NUM_TASKS, Cell, MazeTask, check_task_id, generate
 
 ACTIONS = [f"move {d}" for d in MOVES]

@@ -3,6 +3,7 @@
 import random
 
 import pytest
+
 from agentenv_maze.env import ACTIONS, MazeEnv, parse_action
 from agentenv_maze.generator import MAX_DIST, MIN_DIST, MOVES, NUM_TASKS, bfs, generate
 

@@ -4,6 +4,7 @@ import random
 
 import numpy as np
 import pytest
+
 from agentenv_wordle import solver
 from agentenv_wordle.env import MAX_GUESSES, PARTIAL_WEIGHT, WordleEnv, parse_guess, partial_credit
 from agentenv_wordle.feedback import ALL_GREEN, encode, feedback, pattern_code, pattern_matrix
