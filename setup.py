@@ -9,7 +9,7 @@ setup(
     python_requires=">=3.10",
     install_requires=["agentenv", "verl[verl-core]==0.9.1"],
     entry_points={
-        "verl.plugins": [],
-        "console_scripts": [],
+        "verl.plugins": ["openmanus_verl_cpu = openmanus_rl.verl_cpu"],
+        "console_scripts": ["openmanus-eval = openmanus_rl.evaluate:main"],
     },
 )

@@ -1,0 +1,178 @@
+"""The monkeypatches of verl internals needed on CPU (and only there).
+
+Everything else in this plugin goes through verl's public hooks (platform registry, rollout replica
+registry, hydra overrides). The two places below cannot be reached that way in verl 0.9.1. They are
+applied by :func:`apply` only when the ``cpu`` platform is active (``cpu_platform_wanted()``): with CUDA
+(or any accelerator) present, nothing here runs.
+
+1. Process-group backend string (verl/utils/distributed.py:63 and :89). verl builds
+   ``f"cpu:gloo,{device}:{backend}"``; with device "cpu" that is ``"cpu:gloo,cpu:gloo"``, which torch
+   rejects ("Duplicate device type cpu"). ``initialize_global_process_group`` (torchrun, SFT trainer) and
+   ``initialize_global_process_group_ray`` (Ray workers, engine_workers.py:89) are wrapped to use plain
+   ``"gloo"`` when no explicit backend is given. The wrapped functions are also rebound in verl modules
+   that imported them by name (engine_workers, checkpoint_engine.base, sft_trainer).
+2. Critic attention (verl/utils/model.py:649 and :674). ``load_valuehead_model`` hard-codes
+   ``attn_implementation="flash_attention_2"``, unavailable on CPU; the critic then cannot be built.
+   It is wrapped to load the value model with the attention implementation of the critic's own
+   hf_config (``critic.model.override_config.attn_implementation``, "sdpa" in the CPU preset).
+
+Patches are installed lazily with a post-import hook, so ``import verl`` stays as fast as before.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import importlib.util
+import logging
+import os
+import sys
+from collections.abc import Callable
+from datetime import timedelta
+
+logger = logging.getLogger(__name__)
+
+_applied = False
+
+
+# ---------------------------------------------------------------------------------------------------------
+# post-import hooks
+# ---------------------------------------------------------------------------------------------------------
+class _HookLoader(importlib.abc.Loader):
+    def __init__(self, loader, callbacks: list[Callable]):
+        self._loader = loader
+        self._callbacks = callbacks
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        module.__loader__ = self._loader
+        if getattr(module, "__spec__", None) is not None:
+            module.__spec__.loader = self._loader
+        self._loader.exec_module(module)
+        for callback in self._callbacks:
+            callback(module)
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+class _PostImportFinder(importlib.abc.MetaPathFinder):
+    def __init__(self):
+        self.hooks: dict[str, list[Callable]] = {}
+        self._busy: set[str] = set()
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in self.hooks or fullname in self._busy:
+            return None
+        self._busy.add(fullname)
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self._busy.discard(fullname)
+        if spec is None or spec.loader is None:
+            return None
+        spec.loader = _HookLoader(spec.loader, self.hooks.pop(fullname))
+        return spec
+
+
+_finder = _PostImportFinder()
+
+
+def when_imported(module_name: str, callback: Callable) -> None:
+    """Run ``callback(module)`` right after ``module_name`` is imported (now, if it already is)."""
+    module = sys.modules.get(module_name)
+    if module is not None:
+        callback(module)
+        return
+    _finder.hooks.setdefault(module_name, []).append(callback)
+    if _finder not in sys.meta_path:
+        sys.meta_path.insert(0, _finder)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 1. process group backend
+# ---------------------------------------------------------------------------------------------------------
+_PG_USERS = ("verl.workers.engine_workers", "verl.checkpoint_engine.base", "verl.trainer.sft_trainer")
+
+
+def _patch_distributed(dist_mod) -> None:
+    import torch.distributed
+
+    if getattr(dist_mod, "_openmanus_cpu_patched", False):
+        return
+    orig_ray = dist_mod.initialize_global_process_group_ray
+
+    @functools.wraps(orig_ray)
+    def initialize_global_process_group_ray(timeout_second=None, backend=None):
+        # verl default would be "cpu:gloo,cpu:gloo" (utils/distributed.py:89)
+        return orig_ray(timeout_second=timeout_second, backend=backend or "gloo")
+
+    def initialize_global_process_group(timeout_second=36000):
+        # same as utils/distributed.py:62-74 with backend "gloo" and no device selection
+        torch.distributed.init_process_group(
+            backend="gloo",
+            timeout=timedelta(seconds=timeout_second),
+            init_method=os.environ.get("DIST_INIT_METHOD", None),
+        )
+        return int(os.environ["LOCAL_RANK"]), int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+
+    dist_mod.initialize_global_process_group_ray = initialize_global_process_group_ray
+    dist_mod.initialize_global_process_group = initialize_global_process_group
+    dist_mod._openmanus_cpu_patched = True
+
+    def rebind(module):
+        for name in ("initialize_global_process_group_ray", "initialize_global_process_group"):
+            if hasattr(module, name):
+                setattr(module, name, getattr(dist_mod, name))
+
+    for user in _PG_USERS:
+        when_imported(user, rebind)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 2. critic attention implementation
+# ---------------------------------------------------------------------------------------------------------
+def _patch_valuehead(model_mod) -> None:
+    if getattr(model_mod, "_openmanus_cpu_patched", False):
+        return
+    orig = model_mod.load_valuehead_model
+
+    @functools.wraps(orig)
+    def load_valuehead_model(local_path, torch_dtype, model_config, trust_remote_code):
+        from transformers import AutoModelForTokenClassification
+
+        attn = getattr(model_config, "_attn_implementation", None)
+        if attn in (None, "flash_attention_2", "flash_attention_3"):
+            attn = "sdpa"
+        # utils/model.py:645-651 with the attention implementation made configurable
+        try:
+            return AutoModelForTokenClassification.from_pretrained(
+                pretrained_model_name_or_path=local_path,
+                torch_dtype=torch_dtype,
+                config=model_config,
+                attn_implementation=attn,
+                trust_remote_code=trust_remote_code,
+            )
+        except Exception as e:  # e.g. architectures without a token-classification head: verl's trl path
+            logger.warning("value model via AutoModelForTokenClassification failed (%s); using verl's loader", e)
+            return orig(local_path, torch_dtype, model_config, trust_remote_code)
+
+    model_mod.load_valuehead_model = load_valuehead_model
+    model_mod._openmanus_cpu_patched = True
+
+
+# ---------------------------------------------------------------------------------------------------------
+def apply() -> None:
+    """Install the CPU patches (idempotent). Call only when the cpu platform is active."""
+    global _applied
+    if _applied:
+        return
+    _applied = True
+    when_imported("verl.utils.distributed", _patch_distributed)
+    when_imported("verl.utils.model", _patch_valuehead)
+
+
+def applied() -> bool:
+    return _applied

@@ -1,0 +1,176 @@
+"""Hydra override presets for verl's trainers on CPU and GPU.
+
+The presets are YAML files in ``configs/verl/``: ``cpu.yaml`` / ``gpu.yaml`` for
+``python -m verl.trainer.main_ppo``, ``cpu_sft.yaml`` / ``gpu_sft.yaml`` for
+``torchrun -m verl.trainer.sft_trainer``. Each holds a mapping from dotted config keys to values (a leading
+``+`` adds a key verl's config lacks). :func:`verl_overrides` renders a preset plus caller overrides into the
+``key=value`` strings verl's hydra entry points take::
+
+    from openmanus_rl.verl_cpu import verl_overrides
+    cmd = [sys.executable, "-m", "verl.trainer.main_ppo", *verl_overrides(
+        "auto", model_path=model_dir, overrides={"algorithm.adv_estimator": "grpo", "data.train_files": f})]
+
+``preset="auto"`` picks ``cpu`` when ``torch.cuda.is_available()`` is false, else ``gpu`` (``"auto_sft"``:
+``cpu_sft`` / ``gpu_sft``). The presets directory can be moved with ``OPENMANUS_CONFIG_DIR`` (the directory
+holding ``verl/``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+PRESETS = ("cpu", "gpu", "cpu_sft", "gpu_sft")
+PPO_MODEL_PATH_KEYS = ("actor_rollout_ref.model.path", "critic.model.path")
+
+
+def config_dir() -> Path:
+    env = os.environ.get("OPENMANUS_CONFIG_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "configs"
+
+
+def default_preset() -> str:
+    """``"cpu"`` if CUDA is not available, else ``"gpu"``."""
+    import torch
+
+    return "gpu" if torch.cuda.is_available() else "cpu"
+
+
+def _resolve(preset: str) -> str:
+    if preset == "auto":
+        return default_preset()
+    if preset == "auto_sft":
+        return f"{default_preset()}_sft"
+    return preset
+
+
+def _load(preset: str) -> dict:
+    from omegaconf import OmegaConf
+
+    preset = _resolve(preset)
+    if preset not in PRESETS:
+        path = Path(preset)
+        if not path.exists():
+            raise ValueError(f"unknown preset {preset!r}: use one of {PRESETS}, 'auto' or a YAML path")
+    else:
+        path = config_dir() / "verl" / f"{preset}.yaml"
+    return OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+
+
+def load_preset(preset: str = "auto") -> dict[str, Any]:
+    """The preset's override mapping (dotted key, possibly ``+``-prefixed -> value), in file order."""
+    return dict(_load(preset).get("overrides") or {})
+
+
+_BARE = re.compile(r"^[A-Za-z0-9_./:@~-]*$")
+
+
+def format_value(value: Any) -> str:
+    """Render a Python value in hydra's override grammar."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(format_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{k}:{format_value(v)}" for k, v in value.items()) + "}"
+    text = str(value)
+    if text and _BARE.match(text) and text not in ("true", "false", "null"):
+        return text
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _split_key(key: str) -> tuple[str, str]:
+    stripped = key.lstrip("+~")
+    return key[: len(key) - len(stripped)], stripped
+
+
+OverridesArg = Mapping[str, Any] | Iterable[str] | None
+
+
+def verl_overrides(
+    preset: str = "auto",
+    model_path: str | None = None,
+    overrides: OverridesArg = None,
+    n_gpus_per_node: int | None = None,
+) -> list[str]:
+    """Hydra overrides for verl's ``main_ppo`` from a preset, then ``overrides`` on top.
+
+    Args:
+        preset: ``"cpu"``, ``"gpu"``, ``"auto"`` (cpu unless CUDA is available) for ``main_ppo``;
+            ``"cpu_sft"``, ``"gpu_sft"``, ``"auto_sft"`` for ``verl.trainer.sft_trainer``; or a preset YAML path.
+        model_path: sets the preset's ``model_path_keys`` (PPO: ``actor_rollout_ref.model.path`` and
+            ``critic.model.path``; SFT: ``model.path``).
+        overrides: extra overrides, a mapping ``{"dotted.key": value}`` (values are rendered) or strings
+            ``"dotted.key=value"`` (kept verbatim). They replace preset entries with the same key; the
+            preset's ``+`` prefix is kept unless the caller gives one.
+        n_gpus_per_node: GPUs per node (gpu preset; default: all visible). On CPU it is the number of
+            trainer processes (logical GPUs), default ``trainer.n_gpus_per_node`` of the overrides or 1.
+    Returns:
+        ``["key=value", ...]`` ready to append to ``python -m verl.trainer.main_ppo``.
+    """
+    data = _load(preset)
+    preset = _resolve(preset)
+    preset_entries = dict(data.get("overrides") or {})
+    user: dict[str, tuple[str | None, Any, bool]] = {}  # key -> (prefix or None, value, verbatim)
+    if model_path is not None:
+        for key in data.get("model_path_keys") or PPO_MODEL_PATH_KEYS:
+            user[key] = (None, str(model_path), False)
+    if overrides:
+        items = overrides.items() if isinstance(overrides, Mapping) else [_parse(o) for o in overrides]
+        verbatim = not isinstance(overrides, Mapping)
+        for key, value in items:
+            prefix, bare = _split_key(key)
+            user[bare] = (prefix or None, value, verbatim)
+
+    # placeholders: {n_gpus_per_node}, {n_gpus} (= per node * nnodes)
+    def _int(key: str, default: int) -> int:
+        if key in user:
+            return int(user[key][1])
+        raw = next((v for k, v in preset_entries.items() if _split_key(k)[1] == key), default)
+        return int(raw) if str(raw).isdigit() else default
+
+    if n_gpus_per_node is None:
+        if "trainer.n_gpus_per_node" in user:
+            n_gpus_per_node = int(user["trainer.n_gpus_per_node"][1])
+        elif preset.startswith("gpu"):
+            import torch
+
+            n_gpus_per_node = max(torch.cuda.device_count(), 1)
+        else:
+            n_gpus_per_node = _int("trainer.n_gpus_per_node", 1)
+    fill = {"n_gpus_per_node": n_gpus_per_node, "n_gpus": n_gpus_per_node * _int("trainer.nnodes", 1)}
+    user.setdefault("trainer.n_gpus_per_node", (None, n_gpus_per_node, False))
+
+    out: list[str] = []
+    for key, value in preset_entries.items():
+        prefix, bare = _split_key(key)
+        if bare in user:
+            uprefix, value, verbatim = user.pop(bare)
+            prefix = prefix if uprefix is None else uprefix
+            out.append(f"{prefix}{bare}={value if verbatim else format_value(value)}")
+            continue
+        if isinstance(value, str) and _PLACEHOLDER.fullmatch(value):
+            value = fill[value[1:-1]]
+        out.append(f"{prefix}{bare}={format_value(value)}")
+    for bare, (uprefix, value, verbatim) in user.items():
+        out.append(f"{uprefix or ''}{bare}={value if verbatim else format_value(value)}")
+    return out
+
+
+_PLACEHOLDER = re.compile(r"\{(n_gpus_per_node|n_gpus)\}")
+
+
+def _parse(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep:
+        raise ValueError(f"override {item!r} is not of the form key=value")
+    return key, value

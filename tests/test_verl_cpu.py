@@ -1,0 +1,353 @@
+"""verl 0.9.1 on CPU: plugin, tiny model, hf rollout, presets, and verl's real trainer end to end."""
+
+import asyncio
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from openmanus_rl.tiny_model import build_tiny_model, count_parameters
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = dict(os.environ, TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1")
+ENV.pop("VERL_PLATFORM", None)
+ENV.pop("OPENMANUS_VERL_CPU", None)
+
+cpu_only = pytest.mark.skipif(torch.cuda.is_available(), reason="CPU preset tests run on CPU-only hosts")
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
+
+
+def _run_python(code: str, env: dict | None = None) -> str:
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                         env=env or ENV, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
+
+
+# ------------------------------------------------------------------------------------------- plugin
+@cpu_only
+def test_import_verl_loads_plugin_and_selects_cpu_platform():
+    # fresh interpreter: only `import verl` (the entry point) may load the plugin
+    out = _run_python(
+        """
+        import sys
+        import verl
+        assert "openmanus_rl.verl_cpu" in sys.modules, "verl.plugins entry point did not load"
+        from verl.plugin.platform import PlatformRegistry, get_platform
+        from verl.utils.device import get_device_name, get_nccl_backend, get_device_id
+        import openmanus_rl.verl_cpu as plugin
+        print(PlatformRegistry.registered_names(), get_device_name(), get_nccl_backend(), get_device_id())
+        import verl.workers.engine_workers, verl.utils.distributed as dist
+        from verl.workers.rollout.replica import RolloutReplicaRegistry
+        from verl.workers.rollout.base import get_rollout_class
+        from verl.workers.engine.base import EngineRegistry
+        print(RolloutReplicaRegistry.get("hf").__name__, get_rollout_class("hf", "async").__name__)
+        print(EngineRegistry.get_engine_cls("language_model", "fsdp2").__name__,
+              EngineRegistry.get_engine_cls("value_model", "fsdp2").__name__)
+        ew = verl.workers.engine_workers
+        print(ew.initialize_global_process_group_ray is dist.initialize_global_process_group_ray,
+              dist._openmanus_cpu_patched)
+        print(plugin.plugin_status())
+        """
+    )
+    lines = out.strip().splitlines()
+    assert "'cpu'" in lines[0] and lines[0].endswith("cpu gloo cpu")
+    assert lines[1] == "HFReplica HFServerAdapter"
+    assert lines[2] == "FSDPEngineWithLMHead FSDPEngineWithValueHead"
+    assert lines[3] == "True True"
+    assert "'patches_applied': True" in lines[4] and "'engines_registered': True" in lines[4]
+
+
+def test_plugin_steps_aside_when_an_accelerator_exists(monkeypatch):
+    from openmanus_rl.verl_cpu import platform as p
+
+    monkeypatch.delenv("VERL_PLATFORM", raising=False)
+    monkeypatch.setattr(p, "accelerator_present", lambda: True)
+    assert not p.cpu_platform_wanted()
+    assert not p.PlatformCPU().is_platform_available(use_smi_check=True)
+    monkeypatch.setattr(p, "accelerator_present", lambda: False)
+    assert p.cpu_platform_wanted()
+    monkeypatch.setenv("OPENMANUS_VERL_CPU", "0")
+    assert not p.cpu_platform_wanted()
+    monkeypatch.setenv("VERL_PLATFORM", "cpu")
+    assert p.cpu_platform_wanted()
+    monkeypatch.setenv("VERL_PLATFORM", "nvidia")
+    assert not p.cpu_platform_wanted()
+
+
+def test_gloo_process_group_through_verl():
+    out = _run_python(
+        """
+        import os
+        os.environ.update(RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT="29617")
+        import verl, torch
+        from verl.utils.distributed import initialize_global_process_group_ray
+        initialize_global_process_group_ray(timeout_second=None)
+        t = torch.ones(2)
+        torch.distributed.all_reduce(t)
+        print(torch.distributed.get_backend(), t.tolist())
+        """
+    )
+    assert out.strip() == "gloo [1.0, 1.0]"
+
+
+# ------------------------------------------------------------------------------------------- tiny model
+def test_tiny_model_is_deterministic_and_idempotent(tmp_path):
+    a = build_tiny_model(tmp_path / "a", hidden_size=32, num_layers=1, vocab_size=300)
+    b = build_tiny_model(tmp_path / "b", hidden_size=32, num_layers=1, vocab_size=300)
+
+    def digest(d: Path) -> dict:
+        return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(d.iterdir())}
+
+    assert digest(a) == digest(b)
+    mtime = (a / "model.safetensors").stat().st_mtime_ns
+    assert build_tiny_model(tmp_path / "a", hidden_size=32, num_layers=1, vocab_size=300) == a
+    assert (a / "model.safetensors").stat().st_mtime_ns == mtime  # reused, not rebuilt
+    c = build_tiny_model(tmp_path / "a", hidden_size=32, num_layers=1, vocab_size=300, seed=1)  # new settings
+    assert digest(c)["model.safetensors"] != digest(b)["model.safetensors"]
+    assert 10_000 < count_parameters(b) < 1_000_000
+
+
+def test_tiny_model_loads_like_a_hub_model(tiny_model):
+    from transformers import AutoConfig, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_model)
+    cfg = AutoConfig.from_pretrained(tiny_model)
+    assert cfg.model_type == "qwen2" and cfg.vocab_size == len(tok)
+    assert 100_000 <= count_parameters(tiny_model) <= 1_000_000
+    text = tok.apply_chat_template([{"role": "user", "content": "go north"}], add_generation_prompt=True,
+                                   tokenize=False)
+    assert text == "<|im_start|>user\ngo north<|im_end|>\n<|im_start|>assistant\n"
+    assert tok.eos_token == "<|im_end|>" and tok.pad_token_id is not None
+    assert len(tok.encode("\n", add_special_tokens=False)) == 1  # needed by verl's Qwen token builder
+    s = "Observation: You see a wall.\n  Valid actions: take key 123"
+    assert tok.decode(tok.encode(s, add_special_tokens=False)) == s
+
+
+# ------------------------------------------------------------------------------------------- generation
+@pytest.fixture(scope="module")
+def hf_model(tiny_model):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_model, attn_implementation="sdpa").eval()
+    return model, AutoTokenizer.from_pretrained(tiny_model)
+
+
+def test_generator_batches_match_single_requests_and_logprobs(hf_model):
+    from openmanus_rl.verl_cpu.generation import GenRequest, HFGenerator
+
+    model, tok = hf_model
+    gen = HFGenerator(model, [tok.eos_token_id], tok.pad_token_id, seed=0)
+    reqs = [GenRequest([1, 5, 6, 7, 8, 9], 12, temperature=0), GenRequest([1, 5], 7, temperature=0),
+            GenRequest([3, 4, 5], 5, temperature=1.0, top_p=0.9, top_k=20)]
+    batched = gen.generate(reqs)
+    for req, res in zip(reqs, batched, strict=True):
+        assert len(res.token_ids) == len(res.log_probs) <= req.max_tokens
+        assert all(lp <= 0 for lp in res.log_probs)
+    for req, res in zip(reqs[:2], batched[:2], strict=True):  # greedy: left padding changes nothing
+        single = gen.generate([req])[0]
+        assert single.token_ids == res.token_ids
+        assert max(abs(a - b) for a, b in zip(single.log_probs, res.log_probs, strict=True)) < 1e-4
+        # log-probs are those of the full sequence under the model
+        ids = torch.tensor([req.prompt_ids + res.token_ids])
+        with torch.no_grad():
+            logp = torch.log_softmax(model(ids).logits[0, :-1].float(), -1)
+        n = len(req.prompt_ids)
+        ref = [logp[n - 1 + i, t].item() for i, t in enumerate(res.token_ids)]
+        assert max(abs(a - b) for a, b in zip(ref, res.log_probs, strict=True)) < 1e-4
+
+
+def test_generator_stops_at_eos_unless_ignored(hf_model):
+    from openmanus_rl.verl_cpu.generation import GenRequest, HFGenerator
+
+    model, tok = hf_model
+    first = HFGenerator(model, [], tok.pad_token_id).generate([GenRequest([1, 5, 6], 4, temperature=0)])[0]
+    eos = first.token_ids[0]  # pretend the greedy first token is EOS
+    gen = HFGenerator(model, [eos], tok.pad_token_id)
+    stopped = gen.generate([GenRequest([1, 5, 6], 4, temperature=0)])[0]
+    assert stopped.token_ids == [eos] and stopped.finish_reason == "stop"
+    ignored = gen.generate([GenRequest([1, 5, 6], 4, temperature=0, ignore_eos=True)])[0]
+    assert len(ignored.token_ids) == 4 and ignored.finish_reason == "length"
+
+
+def _server(tiny_model, **engine_kwargs):
+    from transformers import AutoTokenizer
+
+    from openmanus_rl.verl_cpu.rollout import HFRolloutServer
+
+    config = {"prompt_length": 64, "response_length": 16, "max_num_seqs": 64, "seed": 0,
+              "engine_kwargs": {"hf": engine_kwargs}}
+    model_config = SimpleNamespace(local_path=str(tiny_model), tokenizer=AutoTokenizer.from_pretrained(tiny_model),
+                                   generation_config=None, trust_remote_code=False)
+    return HFRolloutServer(config=config, model_config=model_config)
+
+
+async def test_rollout_server_concurrent_generate_and_weight_update(tiny_model):
+    server = _server(tiny_model, batch_wait_ms=50)
+    prompts = [[1, 10 + i, 20 + i, 2, 201, 1] for i in range(12)]
+    greedy = {"temperature": 0, "top_p": 1.0, "top_k": -1, "logprobs": True}
+
+    outs = await asyncio.gather(*[server.generate(prompt_ids=p, sampling_params=dict(greedy, max_tokens=5),
+                                                  request_id=str(i)) for i, p in enumerate(prompts)])
+    for out in outs:
+        assert 1 <= len(out.token_ids) <= 5 and len(out.log_probs) == len(out.token_ids)
+        assert out.stop_reason == "completed" and out.extra_fields["global_steps"] == 0
+    stats = await server.get_stats()
+    assert stats["requests"] == 12 and stats["batches"] < 12  # concurrent calls were batched
+
+    # default budget: min(response_length, prompt_length + response_length - len(prompt))
+    out = await server.generate(prompt_ids=prompts[0], sampling_params={"temperature": 1.0, "ignore_eos": True})
+    assert len(out.token_ids) == 16 and out.log_probs is None
+
+    # a weight update changes what is generated, and tags outputs with the new global step
+    state = await server.get_state_dict()
+    new = [(k, torch.randn_like(v)) for k, v in state.items() if k != "lm_head.weight"]  # tied to embeddings
+    assert await server.update_weights(new, global_steps=3) > 0
+    outs2 = await asyncio.gather(*[server.generate(prompt_ids=p, sampling_params=dict(greedy, max_tokens=5))
+                                   for p in prompts])
+    assert [o.token_ids for o in outs2] != [o.token_ids for o in outs]
+    assert outs2[0].extra_fields["global_steps"] == 3
+    state2 = await server.get_state_dict()
+    assert all(torch.equal(state2[k], v) for k, v in new)
+    assert torch.equal(state2["lm_head.weight"], state2["model.embed_tokens.weight"])
+
+    # abort: queued requests come back "aborted"; generation resumes afterwards
+    await server.abort_all_requests(reject_request=True)
+    out = await server.generate(prompt_ids=prompts[0], sampling_params=dict(greedy, max_tokens=3))
+    assert out.stop_reason == "aborted" and out.token_ids == []
+    await server.resume_generation()
+    out = await server.generate(prompt_ids=prompts[0], sampling_params=dict(greedy, max_tokens=3))
+    assert out.stop_reason == "completed" and len(out.token_ids) >= 1
+    await server.wait_for_requests_to_drain()
+
+
+async def test_rollout_server_rejects_prompts_beyond_context(tiny_model):
+    server = _server(tiny_model)
+    server.max_model_len = 8
+    with pytest.raises(ValueError, match="no room"):
+        await server.generate(prompt_ids=list(range(3, 11)), sampling_params={"max_tokens": 2})
+
+
+# ------------------------------------------------------------------------------------------- presets
+def test_verl_overrides_render_presets(tiny_model, monkeypatch):
+    from openmanus_rl.verl_cpu import default_preset, verl_overrides
+
+    cpu = verl_overrides("cpu", model_path=str(tiny_model),
+                         overrides={"trainer.n_gpus_per_node": 2, "data.train_files": "/x y/t.parquet",
+                                    "trainer.logger": ["console", "wandb"], "+extra.key": None})
+    assert f"actor_rollout_ref.model.path={tiny_model}" in cpu and f"critic.model.path={tiny_model}" in cpu
+    assert "actor_rollout_ref.rollout.name=hf" in cpu and "trainer.device=cpu" in cpu
+    assert "+ray_kwargs.ray_init.num_gpus=2" in cpu and "trainer.n_gpus_per_node=2" in cpu
+    assert "data.train_files='/x y/t.parquet'" in cpu and "trainer.logger=[console,wandb]" in cpu
+    assert "+extra.key=null" in cpu
+    keys = [o.split("=", 1)[0].lstrip("+") for o in cpu]
+    assert len(keys) == len(set(keys))  # hydra rejects duplicate keys
+    gpu = verl_overrides("gpu", overrides=["actor_rollout_ref.rollout.name=sglang"], n_gpus_per_node=8)
+    assert "actor_rollout_ref.rollout.name=sglang" in gpu and "trainer.n_gpus_per_node=8" in gpu
+    sft = verl_overrides("cpu_sft", model_path="/m")
+    assert "model.path=/m" in sft and "engine.strategy=fsdp2" in sft
+    assert not any(o.startswith("actor_rollout_ref") for o in sft)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert default_preset() == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert default_preset() == "gpu"
+
+
+# ------------------------------------------------------------------------------------------- real trainer
+_STEP_RE = re.compile(r"step:(\d+) - (.*)")
+_NUM_RE = re.compile(r"(?:np\.\w+\()?(-?[\d.]+(?:e[-+]?\d+)?|nan|-?inf)\)?")
+
+
+def _run_main_ppo(work: Path, algorithm: str, model: Path, overrides: dict, timeout: int = 420):
+    """Run verl's unmodified ``python -m verl.trainer.main_ppo`` on the toy task; return per-step metrics."""
+    from openmanus_rl.verl_cpu.toy import main_ppo_command
+
+    cmd = main_ppo_command(work, algorithm, preset="cpu", model_dir=model, overrides=overrides)
+    log = work / f"{algorithm}_{int(time.time())}.log"
+    with open(log, "w") as f:
+        proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=ENV, timeout=timeout, cwd=work)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", log.read_text())
+    assert proc.returncode == 0, f"main_ppo failed, see {log}:\n" + text[-6000:]
+    steps = {}
+    for m in _STEP_RE.finditer(text):
+        metrics = {}
+        for item in m.group(2).split(" - "):
+            key, _, value = item.partition(":")
+            num = _NUM_RE.fullmatch(value.strip())
+            if num:
+                metrics[key.strip()] = float(num.group(1))
+        steps[int(m.group(1))] = metrics
+    return steps, text
+
+
+def _check_step(metrics: dict):
+    assert metrics["actor/pg_loss"] == metrics["actor/pg_loss"]  # not NaN
+    assert "critic/score/mean" in metrics and metrics["response_length/mean"] > 0
+    # rollout log-probs (hf replica) == trainer log-probs: weights were synced before this step's rollout
+    assert metrics["training/rollout_probs_diff_max"] < 1e-3
+
+
+@cpu_only
+def test_main_ppo_grpo_two_steps(tmp_path, tiny_model):
+    steps, _ = _run_main_ppo(tmp_path, "grpo", tiny_model, {})
+    assert sorted(steps) == [1, 2]
+    for metrics in steps.values():
+        _check_step(metrics)
+        assert metrics["training/num_turns/mean"] == 4  # user, assistant, observation, assistant
+    assert "val-core/toy/reward/mean@1" in steps[2]  # validation ran (test_freq=2)
+    assert (tmp_path / "checkpoints" / "global_step_2" / "actor").is_dir()
+    print(f"\nGRPO seconds per step: {[steps[s]['timing_s/step'] for s in sorted(steps)]}")
+
+
+@cpu_only
+def test_main_ppo_gae_with_critic_then_resume(tmp_path, tiny_model):
+    steps, _ = _run_main_ppo(tmp_path, "gae", tiny_model, {})
+    assert sorted(steps) == [1, 2]
+    for metrics in steps.values():
+        _check_step(metrics)
+        assert "critic/vf_loss" in metrics and "critic/values/mean" in metrics
+    ckpt = tmp_path / "checkpoints"
+    assert (ckpt / "latest_checkpointed_iteration.txt").read_text().strip() == "2"
+    assert (ckpt / "global_step_2" / "critic").is_dir()
+    print(f"\nGAE seconds per step: {[steps[s]['timing_s/step'] for s in sorted(steps)]}")
+
+    # resume: same checkpoint dir, one more step -> continues at step 3 from global_step_2
+    resumed, text = _run_main_ppo(tmp_path, "gae", tiny_model, {"trainer.total_training_steps": 3})
+    assert "Resuming from" in text and "global_step_2" in text
+    assert sorted(resumed) == [3]
+    _check_step(resumed[3])
+    assert (ckpt / "latest_checkpointed_iteration.txt").read_text().strip() == "3"
+
+
+@cpu_only
+def test_sft_trainer_under_torchrun_on_gloo(tmp_path, tiny_model):
+    import pandas as pd
+
+    from openmanus_rl.verl_cpu import verl_overrides
+
+    rows = [{"messages": [{"role": "user", "content": f"Task {i}: go north"},
+                          {"role": "assistant", "content": "Action: go north"}]} for i in range(8)]
+    pd.DataFrame(rows).to_parquet(tmp_path / "sft.parquet")
+    args = verl_overrides("cpu_sft", model_path=str(tiny_model), overrides={
+        "data.train_files": str(tmp_path / "sft.parquet"), "data.train_batch_size": 4,
+        "trainer.total_training_steps": 2, "trainer.default_local_dir": str(tmp_path / "ckpt"),
+        "trainer.n_gpus_per_node": 2})
+    torchrun = Path(sys.executable).with_name("torchrun")
+    out = subprocess.run([str(torchrun), "--nproc_per_node", "2", "-m", "verl.trainer.sft_trainer", *args],
+                         capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    losses = [float(x) for x in re.findall(r"train/loss:([\d.]+)", out.stdout)]
+    assert len(losses) == 2 and losses[1] < losses[0]
+    assert (tmp_path / "ckpt" / "global_step_2").is_dir()
