@@ -7,16 +7,33 @@ that they see the true state, and so that they work unchanged against any replic
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING
 
 from agentenv.client import EnvSession
+
+if TYPE_CHECKING:
+    from agentenv.rollout import Episode
 
 
 class Policy(ABC):
     name: str
 
+    async def begin(self, session: EnvSession, episode: Episode) -> None:  # noqa: B027 - optional hook
+        """An episode starts (its first observation is ``episode.instruction``).
+
+        Policies with per-episode state (an LLM policy's chat) set it up here; scripted ones keep none.
+        """
+
     @abstractmethod
     async def act(self, session: EnvSession, observation: str) -> str:
         """The next action given the latest observation."""
+
+    async def end(self, session: EnvSession, episode: Episode,  # noqa: B027 - optional hook
+                  error: BaseException | None) -> None:
+        """The episode is over; ``error`` is set when it was aborted (it may then be rerun).
+
+        Release per-episode state here; what the policy wants kept goes into ``episode.meta``.
+        """
 
 
 class ServerPolicy(Policy):

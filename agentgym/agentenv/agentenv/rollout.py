@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from agentenv.client import EnvPool
-from agentenv.errors import ServerUnavailable
+from agentenv.errors import AgentEnvError, NotSupported, ServerUnavailable, SessionNotFound
 from agentenv.policies import Policy
 
 
@@ -33,6 +33,7 @@ class Episode:
     success: bool = False
     score: float = 0.0
     done: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)  # what the policy recorded (e.g. an LLM's raw replies)
 
     @property
     def num_turns(self) -> int:
@@ -46,30 +47,50 @@ class Episode:
         return asdict(self)
 
 
+def server_failed(exc: BaseException) -> bool:
+    """Did the environment's side fail (not the policy)? Such an episode is rerun, never scored.
+
+    No server answered, a 5xx (the environment raised, the server broke), or the session vanished
+    (a restarted server forgot it). A 501 (no scripted policy) is permanent, so not retried.
+    """
+    if isinstance(exc, (ServerUnavailable, SessionNotFound)):
+        return True
+    return isinstance(exc, AgentEnvError) and exc.status >= 500 and not isinstance(exc, NotSupported)
+
+
 async def run_episode(pool: EnvPool, env: str, task_id: int, policy: Policy, *, split: str = "test",
                       seed: int | None = None, max_turns: int | None = None) -> Episode:
-    """One episode from create to close (closed whatever happens)."""
+    """One episode from create to close (closed whatever happens); the policy's ``begin``
+    and ``end`` hooks bracket it."""
     async with pool.session(task_id, split, seed) as sess:
         ep = Episode(env=env, task_id=task_id, split=split, instruction=sess.observation)
-        obs = sess.observation
-        while max_turns is None or ep.num_turns < max_turns:
-            action = await policy.act(sess, obs)
-            step = await sess.step(action)
-            obs = step.observation
-            ep.turns.append(Turn(action, obs, step.reward, step.done, step.valid))
-            ep.reward += step.reward
-            ep.success, ep.score = step.success, step.score
-            if step.done:
-                ep.done = True
-                break
+        error: BaseException | None = None
+        try:
+            await policy.begin(sess, ep)
+            obs = sess.observation
+            while max_turns is None or ep.num_turns < max_turns:
+                action = await policy.act(sess, obs)
+                step = await sess.step(action)
+                obs = step.observation
+                ep.turns.append(Turn(action, obs, step.reward, step.done, step.valid))
+                ep.reward += step.reward
+                ep.success, ep.score = step.success, step.score
+                if step.done:
+                    ep.done = True
+                    break
+        except BaseException as e:
+            error = e
+            raise
+        finally:
+            await policy.end(sess, ep, error)
         return ep
 
 
 async def run_episodes(pool: EnvPool, env: str, task_ids: Sequence[int], policy: Policy, *, split: str = "test",
                        concurrency: int = 8, seed: int | None = None, max_turns: int | None = None,
-                       retries: int = 2, progress: bool = True) -> list[Episode]:
-    """Episodes for ``task_ids`` in order; an episode whose server failed is rerun,
-    not counted as a policy failure."""
+                       retries: int = 2, progress: bool = True, retry_backoff: float = 0.5) -> list[Episode]:
+    """Episodes for ``task_ids`` in order; an episode whose server failed (:func:`server_failed`)
+    is rerun up to ``retries`` times, not counted as a policy failure."""
     from tqdm.auto import tqdm
 
     sem = asyncio.Semaphore(concurrency)
@@ -82,9 +103,10 @@ async def run_episodes(pool: EnvPool, env: str, task_ids: Sequence[int], policy:
                 try:
                     ep = await run_episode(pool, env, tid, policy, split=split, seed=seed, max_turns=max_turns)
                     break
-                except ServerUnavailable:
-                    if attempt == retries:
+                except Exception as e:
+                    if attempt == retries or not server_failed(e):
                         raise
+                    await asyncio.sleep(retry_backoff * 2**attempt)
             bar.update(1)
             return ep
 

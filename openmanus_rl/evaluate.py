@@ -1,0 +1,382 @@
+"""AgentEval: score a policy on every environment's test split with one command.
+
+    openmanus-eval --env maze,wordle,babyai --policy expert --output expert.json
+    openmanus-eval --env all --policy hf:/ckpt/merged --limit 50 --concurrency 16
+    openmanus-eval --env maze --policy openai:http://127.0.0.1:8000/v1 --server maze=http://10.0.0.5:8000
+    openmanus-eval merge expert.json hf.json --plot results.png
+
+Fair and repeatable: every policy plays the same tasks (task ids ``0..N-1`` of the split), with the
+same seeds, through the same protocol; LLM policies see the training prompts (``prompts.py``) and
+are parsed by the training parser (``actions.py``). An episode whose *server* failed is rerun, not
+scored (``agentenv.rollout.server_failed``). It writes one JSON file (per-environment metrics and
+every trajectory in AgentTraj form, see :func:`trajectory`) only once the whole run succeeded, and
+prints the results table (:mod:`openmanus_rl.eval_report`).
+
+Exit status: 0 done, 2 bad input (unknown environment or policy, unreachable ``--server``, a path
+that is no checkpoint), 1 the run failed (a server kept failing, the chat endpoint refused).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from agentenv import registry
+from agentenv.client import EnvClient, EnvPool, EnvSession
+from agentenv.errors import AgentEnvError
+from agentenv.launcher import ServerProcess
+from agentenv.policies import Policy
+from agentenv.rollout import Episode, run_episodes, summarize
+from openmanus_rl import prompts, trajectories
+from openmanus_rl.eval_report import FORMAT, merge_main, results_table
+from openmanus_rl.policies import GenerationSettings, PolicySpec, PolicySpecError, build_policy, parse_policy_spec
+from openmanus_rl.policies.openai_api import EndpointError
+
+EXIT_FAILED, EXIT_USAGE = 1, 2
+
+
+class EvalError(Exception):
+    """A problem to report in one line, with the exit status it means."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class EvalConfig:
+    envs: list[str]
+    policy: PolicySpec
+    servers: dict[str, list[str]] = field(default_factory=dict)  # given with --server; the rest are started
+    split: str = "test"
+    limit: int | None = None
+    concurrency: int = 8
+    max_turns: int | None = None
+    seed: int = 0
+    retries: int = 3
+    token: str | None = None
+    label: str | None = None
+    settings: GenerationSettings = field(default_factory=GenerationSettings)
+    dtype: str = "auto"  # hf/verl weights
+    device: str = "auto"
+    progress: bool = True
+
+
+# -- trajectories and metrics --------------------------------------------------------------------
+
+
+def replies(ep: Episode) -> list[str]:
+    """What the policy said each turn: an LLM's raw replies; for scripted policies, which have none,
+    the action in the ReAct form the prompts ask for (``prompts.format_reply``), so their
+    trajectories train a model that answers the way the parser reads."""
+    recorded = ep.meta.get("replies")
+    if recorded is not None:
+        return list(recorded)
+    return [prompts.format_reply(t.action) for t in ep.turns]
+
+
+def conversation(ep: Episode) -> list[dict[str, str]]:
+    """The chat of an episode as the policy saw it: the training prompt with the first observation,
+    then each reply followed by the observation it led to. It ends on the last reply (as AgentTraj
+    items do); the observation after it is kept as ``final_observation``."""
+    messages = prompts.initial_messages(ep.env, ep.instruction)
+    for i, reply in enumerate(replies(ep)):
+        if i:
+            messages.append(prompts.observation_message(ep.turns[i - 1].observation))
+        messages.append({"role": "assistant", "content": reply})
+    return messages
+
+
+def trajectory(ep: Episode) -> dict[str, Any]:
+    """An episode as an AgentTraj item (plus a few fields AgentTraj readers ignore)."""
+    return trajectories.from_messages(
+        ep.env, ep.task_id, conversation(ep), ep.reward, ep.success,
+        turns=ep.num_turns, done=ep.done, score=ep.score, actions=[t.action for t in ep.turns],
+        invalid_actions=ep.invalid_actions, format_errors=int(ep.meta.get("format_errors", 0)),
+        final_observation=ep.turns[-1].observation if ep.turns else None)
+
+
+def env_metrics(episodes: Sequence[Episode], server_retries: int) -> dict[str, Any]:
+    """``agentenv.rollout.summarize`` plus the format-error rate (replies the parser could not read;
+    ``invalid_rate`` is the environment's own ``valid`` flag) and how many reruns server failures cost."""
+    metrics: dict[str, Any] = dict(summarize(episodes))
+    turns = sum(e.num_turns for e in episodes)
+    metrics["format_error_rate"] = round(sum(int(e.meta.get("format_errors", 0)) for e in episodes) / max(1, turns), 4)
+    metrics["server_retries"] = server_retries
+    return metrics
+
+
+class _CountingAborts(Policy):
+    """Wraps a policy to count episode attempts aborted by a failure (reported as server_retries)."""
+
+    def __init__(self, inner: Policy) -> None:
+        self.inner, self.name, self.aborted = inner, inner.name, 0
+
+    async def begin(self, session: EnvSession, episode: Episode) -> None:
+        await self.inner.begin(session, episode)
+
+    async def act(self, session: EnvSession, observation: str) -> str:
+        return await self.inner.act(session, observation)
+
+    async def end(self, session: EnvSession, episode: Episode, error: BaseException | None) -> None:
+        self.aborted += error is not None
+        await self.inner.end(session, episode, error)
+
+
+# -- the run -------------------------------------------------------------------------------------
+
+
+async def evaluate_env(urls: list[str], env: str, policy: Policy, cfg: EvalConfig) -> tuple[dict, list[dict]]:
+    """Metrics and trajectories of ``policy`` on one environment's split."""
+    async with EnvPool(urls, token=cfg.token) as pool:
+        info = await pool.clients[0].info()
+        if cfg.split not in info["splits"]:
+            raise EvalError(f"{env} has no split {cfg.split!r} (it has {', '.join(info['splits'])})")
+        n = int(info["splits"][cfg.split])
+        if n == 0:
+            raise EvalError(f"the {cfg.split} split of {env} has no tasks")
+        task_ids = list(range(n if cfg.limit is None else min(n, cfg.limit)))
+        plan = getattr(policy, "plan", None)
+        if plan is not None:
+            plan(len(task_ids), cfg.concurrency)
+        counting = _CountingAborts(policy)
+        episodes = await run_episodes(pool, env, task_ids, counting, split=cfg.split, concurrency=cfg.concurrency,
+                                      seed=cfg.seed, max_turns=cfg.max_turns, retries=cfg.retries,
+                                      progress=cfg.progress)
+    metrics = {"tasks": n, "max_turns": min(int(info["max_turns"]), cfg.max_turns or math.inf),
+               **env_metrics(episodes, counting.aborted)}
+    return metrics, [trajectory(ep) for ep in episodes]
+
+
+async def evaluate(urls: dict[str, list[str]], policy: Policy, cfg: EvalConfig) -> dict[str, Any]:
+    """The whole result document (see the README's AgentEval section for its fields)."""
+    started, t0 = datetime.now(timezone.utc), time.perf_counter()
+    envs: dict[str, Any] = {}
+    items: list[dict[str, Any]] = []
+    try:
+        start = getattr(policy, "start", None)
+        if start is not None:
+            await start()
+        for env in cfg.envs:
+            envs[env], trajs = await evaluate_env(urls[env], env, policy, cfg)
+            items.extend(trajs)
+        stats = getattr(policy, "stats", None)
+    finally:
+        aclose = getattr(policy, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    settings = cfg.settings if cfg.policy.kind not in ("expert", "random") else None
+    return {
+        "format": FORMAT,
+        "label": cfg.label or policy.name,
+        "policy": policy_string(cfg.policy),
+        "split": cfg.split,
+        "seed": cfg.seed,
+        "limit": cfg.limit,
+        "max_turns": cfg.max_turns,
+        "generation": dataclasses.asdict(settings) if settings else None,
+        "envs": envs,
+        "average": {k: round(sum(m[k] for m in envs.values()) / len(envs), 4)
+                    for k in ("success_rate", "avg_reward", "avg_turns", "invalid_rate", "format_error_rate")},
+        "trajectories": items,
+        "run": {"started": started.isoformat(timespec="seconds"), "seconds": round(time.perf_counter() - t0, 2),
+                "concurrency": cfg.concurrency, "servers": urls, "policy_stats": stats() if stats else None},
+    }
+
+
+def policy_string(spec: PolicySpec) -> str:
+    if spec.kind == "openai":
+        return f"openai:{spec.target}" + (f":{spec.model}" if spec.model else "")
+    return spec.kind if spec.target is None else f"{spec.kind}:{spec.target}"
+
+
+@contextlib.contextmanager
+def started_servers(names: Sequence[str], token: str | None) -> Iterator[dict[str, list[str]]]:
+    """One server per environment in ``names``, booting in parallel, stopped on exit."""
+    servers = [ServerProcess(name, token=token) for name in names]
+    try:
+        for s in servers:
+            s.launch()
+        urls: dict[str, list[str]] = {}
+        for s in servers:
+            try:
+                urls[s.name] = [s.wait_ready()]
+            except (RuntimeError, TimeoutError) as e:
+                raise EvalError(f"could not start the {s.name} server: {e}", EXIT_FAILED) from e
+        yield urls
+    finally:
+        for s in servers:
+            s.stop()
+
+
+def check_servers(servers: dict[str, list[str]], token: str | None) -> None:
+    """Fail fast, and clearly, on a ``--server`` that is down or serves another environment."""
+    for name, urls in servers.items():
+        for url in urls:
+            try:
+                with EnvClient(url, token=token, timeout=10.0, retries=1) as client:
+                    served = client.health().get("env")
+            except AgentEnvError as e:
+                raise EvalError(f"--server {name}={url} is unreachable: {e}") from e
+            if served != name:
+                raise EvalError(f"--server {name}={url} serves {served!r}, not {name!r}")
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Atomically: a reader (or a crash) never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, ensure_ascii=False, indent=1)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def run(cfg: EvalConfig, output: Path) -> dict[str, Any]:
+    """Check the inputs, load the policy, start what servers are missing, evaluate, write ``output``."""
+    check_servers(cfg.servers, cfg.token)
+    if not cfg.progress and cfg.policy.kind in ("hf", "verl"):
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    try:
+        policy = build_policy(cfg.policy, cfg.settings, dtype=cfg.dtype, device=cfg.device)
+    except (ValueError, OSError) as e:
+        raise EvalError(f"cannot load policy {policy_string(cfg.policy)}: {e}") from e
+    missing = [e for e in cfg.envs if e not in cfg.servers]
+    with started_servers(missing, cfg.token) as started:
+        try:
+            result = asyncio.run(evaluate({**cfg.servers, **started}, policy, cfg))
+        except (AgentEnvError, EndpointError) as e:
+            raise EvalError(f"evaluation failed: {e}", EXIT_FAILED) from e
+    write_json(output, result)
+    return result
+
+
+# -- command line ----------------------------------------------------------------------------------
+
+
+def parse_servers(values: Sequence[str]) -> dict[str, list[str]]:
+    servers: dict[str, list[str]] = {}
+    for value in values:
+        name, sep, url = value.partition("=")
+        if not sep or not name.strip() or not re.match(r"^https?://\S+$", url.strip()):
+            raise EvalError(f"--server takes NAME=URL (e.g. maze=http://127.0.0.1:8000), not {value!r}")
+        servers.setdefault(name.strip(), []).append(url.strip().rstrip("/"))
+    return servers
+
+
+def resolve_envs(spec: str | None, servers: dict[str, list[str]]) -> list[str]:
+    """``--env`` names (or ``all``, or the ``--server`` names when it is omitted); environments this
+    command must start have to be installed, ones given with ``--server`` need not be."""
+    if spec is None:
+        if not servers:
+            raise EvalError("name the environments: --env NAME[,NAME...] or --env all")
+        return list(servers)
+    names = registry.names() if spec.strip() == "all" else [s.strip() for s in spec.split(",") if s.strip()]
+    if not names:
+        raise EvalError(f"--env {spec!r} names no environment")
+    for name in names:
+        if name not in servers:
+            try:
+                registry.entry_point(name)
+            except registry.UnknownEnvironment as e:
+                raise EvalError(str(e)) from e
+    return list(dict.fromkeys(names))
+
+
+def default_output(label: str, split: str) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_") or "policy"
+    return Path("outputs") / "eval" / f"{safe}_{split}_{datetime.now().strftime('%Y%m%d-%H%M%S')}.json"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="openmanus-eval",
+        description="Score a policy on environments' test splits (AgentEval). "
+                    "`openmanus-eval merge FILE... [--plot PNG]` tabulates several result files.")
+    p.add_argument("--env", default=None, help="NAME[,NAME...] or all (default: the --server names)")
+    p.add_argument("--policy", required=True,
+                   help="expert | random | hf:PATH | openai:BASE_URL[:MODEL] | verl:CKPT")
+    p.add_argument("--split", default="test", choices=["train", "test"])
+    p.add_argument("--limit", type=int, default=None, help="only the first N tasks of each split")
+    p.add_argument("--concurrency", type=int, default=8, help="episodes at once per environment (the HF batch size)")
+    p.add_argument("--max-turns", type=int, default=None, help="cap on turns per episode (default: the env's own)")
+    p.add_argument("--output", default=None, help="result JSON (default: outputs/eval/LABEL_SPLIT_TIME.json)")
+    p.add_argument("--server", action="append", default=[], metavar="NAME=URL",
+                   help="use a running server instead of starting one (repeat; several URLs = replicas)")
+    p.add_argument("--seed", type=int, default=0, help="environment and sampling seed")
+    p.add_argument("--retries", type=int, default=3, help="reruns of an episode whose server failed")
+    p.add_argument("--token", default=os.environ.get("AGENTENV_TOKEN"), help="environment servers' bearer token")
+    p.add_argument("--label", default=None, help="row name in tables (default: from the policy)")
+    g = p.add_argument_group("LLM policies")
+    g.add_argument("--max-new-tokens", type=int, default=256, help="reply length bound per turn")
+    g.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
+    g.add_argument("--top-p", type=float, default=1.0)
+    g.add_argument("--dtype", default="auto", help="hf/verl weights: auto (fp32 on CPU, bf16 on GPU), float32, ...")
+    g.add_argument("--device", default="auto", help="hf/verl: auto, cpu, cuda, cuda:1, ...")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> EvalConfig:
+    for flag, value in (("--limit", args.limit), ("--concurrency", args.concurrency), ("--max-turns", args.max_turns),
+                        ("--max-new-tokens", args.max_new_tokens)):
+        if value is not None and value < 1:
+            raise EvalError(f"{flag} must be at least 1, not {value}")
+    if args.retries < 0 or args.temperature < 0 or not 0 < args.top_p <= 1:
+        raise EvalError("--retries and --temperature must be >= 0, --top-p in (0, 1]")
+    try:
+        spec = parse_policy_spec(args.policy)
+    except PolicySpecError as e:
+        raise EvalError(str(e)) from e
+    servers = parse_servers(args.server)
+    envs = resolve_envs(args.env, servers)
+    settings = GenerationSettings(max_new_tokens=args.max_new_tokens, temperature=args.temperature,
+                                  top_p=args.top_p, seed=args.seed)
+    return EvalConfig(envs=envs, policy=spec, servers={k: v for k, v in servers.items() if k in envs},
+                      split=args.split, limit=args.limit, concurrency=args.concurrency, max_turns=args.max_turns,
+                      seed=args.seed, retries=args.retries, token=args.token or None, label=args.label,
+                      settings=settings, dtype=args.dtype, device=args.device, progress=not args.quiet)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["merge"]:
+        return merge_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    try:
+        cfg = config_from_args(args)
+        output = Path(args.output) if args.output else default_output(cfg.label or cfg.policy.label, cfg.split)
+        if output.is_dir():
+            raise EvalError(f"--output {output} is a directory")
+        result = run(cfg, output)
+    except EvalError as e:
+        print(f"openmanus-eval: {e}", file=sys.stderr)
+        return e.code
+    print(results_table([result]))
+    print(f"results written to {output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
