@@ -29,7 +29,13 @@ def initial_messages(env_name: str, first_observation: str) -> list[dict[str, st
     return [{"role": "user", "content": first_user_turn(env_name, first_observation)}]
 
 
-def observation_message(observation: str) -> dict[str, str]:
+MAX_OBSERVATION_CHARS = 4000
+
+
+def observation_message(observation: str, max_chars: int = MAX_OBSERVATION_CHARS) -> dict[str, str]:
+    """An environment turn; very long observations are cut so one turn cannot fill the context."""
+    if len(observation) > max_chars:
+        observation = observation[:max_chars] + " ...(truncated)"
     return {"role": "user", "content": observation}
 
 

@@ -1,0 +1,202 @@
+"""``train_ppo.sh``: PPO/GRPO on one or several environments with verl's own trainer.
+
+    ./train_ppo.sh --env_name maze [--algo grpo|ppo] [--model tiny|PATH|HUB_NAME] [--steps N]
+                   [--output_dir DIR] [--server NAME=URL ...] [key=value ...]
+
+It builds the datasets that are missing, starts the environment servers it needs (or
+uses ``--server``), writes the agent-loop config that tells verl's rollout workers where
+they are, runs ``python -m verl.trainer.main_ppo`` with the experiment (configs/ppo.yaml,
+configs/model/*.yaml) on top of the machine preset (configs/verl/{cpu,gpu}.yaml), prints
+a per-environment summary of every step's episodes, and stops the servers on any exit.
+A re-run with the same output directory resumes from verl's last checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from omegaconf import DictConfig, OmegaConf
+
+from agentenv import registry
+from openmanus_rl import datasets, run_summary
+from openmanus_rl.agent_loop import AGENT_NAME, CONFIG_VAR, OpenManusAgentLoop
+from openmanus_rl.servers import env_servers, parse_server_args
+from openmanus_rl.verl_cpu.presets import config_dir, default_preset, verl_overrides
+
+TOP_LEVEL_FLAGS = ("env_name", "algo", "model", "steps", "output_dir", "preset", "replicas")
+
+
+def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    p = argparse.ArgumentParser(prog="train_ppo.sh", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--env_name", "--env-name")
+    p.add_argument("--algo", choices=["grpo", "ppo"])
+    p.add_argument("--model", help="tiny, a preset in configs/model/, a local path or a hub name")
+    p.add_argument("--steps", type=int)
+    p.add_argument("--output_dir", "--output-dir")
+    p.add_argument("--preset", help="auto | cpu | gpu")
+    p.add_argument("--replicas", type=int, help="server processes per environment")
+    p.add_argument("--server", action="append", default=[], help="NAME=URL of a running environment server")
+    p.add_argument("--config", default=None, help="experiment YAML (default: configs/ppo.yaml)")
+    p.add_argument("--dry_run", "--dry-run", action="store_true", help="print the verl command and exit")
+    args, rest = p.parse_known_args(argv)
+    bad = [a for a in rest if "=" not in a or a.startswith("-")]
+    if bad:
+        p.error(f"unrecognized arguments: {' '.join(bad)} (verl settings are passed as key=value)")
+    return args, rest
+
+
+def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
+    """configs/ppo.yaml, then the command-line flags; ``key=value`` arguments that name a key of
+    the experiment file set it, the others go to verl."""
+    cfg = OmegaConf.load(args.config or config_dir() / "ppo.yaml")
+    for flag in TOP_LEVEL_FLAGS:
+        value = getattr(args, flag)
+        if value is not None:
+            cfg[flag] = value
+    missing = object()
+    cfg.verl_extra = [e for e in extra
+                      if OmegaConf.select(cfg, e.split("=", 1)[0].lstrip("+~"), default=missing) is missing]
+    for e in extra:
+        if e not in cfg.verl_extra:
+            key, value = e.split("=", 1)
+            OmegaConf.update(cfg, key.lstrip("+~"), yaml.safe_load(value) if value else value, merge=True)
+    if cfg.preset == "auto":
+        cfg.preset = default_preset()
+    if cfg.output_dir is None:
+        cfg.output_dir = f"outputs/{cfg.env_name.replace(',', '+')}-{cfg.algo}"
+    if cfg.algo not in cfg.algos:
+        raise SystemExit(f"train_ppo.sh: unknown --algo {cfg.algo!r}; choose from {', '.join(cfg.algos)}")
+    return cfg
+
+
+def model_preset(name: str) -> dict[str, Any]:
+    path = config_dir() / "model" / f"{name}.yaml"
+    return OmegaConf.to_container(OmegaConf.load(path)) if path.exists() else {"path": name}
+
+
+def prepare_model(cfg: DictConfig, preset: dict[str, Any], train_files: Sequence[Path], out: Path) -> str:
+    """The model path verl loads: a built tiny model (corpus: the environments' own text) or a given one."""
+    if preset.get("build") != "tiny":
+        return str(preset["path"])
+    import pandas as pd
+
+    from openmanus_rl import prompts
+    from openmanus_rl.tiny_model import build_tiny_model
+
+    corpus = [prompts.format_reply("move up")]
+    for f in train_files:
+        frame = pd.read_parquet(f)
+        corpus += [m["content"] for msgs in frame["prompt"].head(200) for m in msgs]
+    return str(build_tiny_model(out / "model", corpus=corpus, **preset.get("tiny", {})))
+
+
+def write_agent_loop_config(out: Path, urls: dict[str, list[str]], cfg: DictConfig) -> tuple[Path, Path]:
+    """The agent-loop registration verl reads, and the loop's settings (servers, limits, log dir)."""
+    registration = out / "agent_loop.yaml"
+    entry = {"name": AGENT_NAME, "_target_": f"{OpenManusAgentLoop.__module__}.{OpenManusAgentLoop.__name__}"}
+    OmegaConf.save(OmegaConf.create([entry]), registration)
+    settings = out / "agent_settings.yaml"
+    OmegaConf.save(OmegaConf.create({"env_servers": urls, "max_turns": cfg.agent.max_turns,
+                                     "rollout_dir": str(out / "rollouts")}), settings)
+    return registration, settings
+
+
+def verl_command(cfg: DictConfig, model_path: str, agent_yaml: Path, data: dict[str, dict[str, Path]],
+                 out: Path, preset: dict[str, Any]) -> list[str]:
+    overrides: dict[str, Any] = {}
+    overrides.update(OmegaConf.to_container(cfg.verl))
+    overrides.update(preset.get("verl", {}))
+    overrides.update(OmegaConf.to_container(cfg.algos[cfg.algo]))
+    overrides.update({
+        "data.train_files": [str(p["train"]) for p in data.values()],
+        "data.val_files": [str(p["val"]) for p in data.values()],
+        "actor_rollout_ref.rollout.agent.agent_loop_config_path": str(agent_yaml),
+        "trainer.total_training_steps": int(cfg.steps),
+        "trainer.test_freq": int(cfg.steps),
+        "trainer.default_local_dir": str(out / "checkpoints"),
+        "trainer.experiment_name": out.name,
+    })
+    return [sys.executable, "-m", "verl.trainer.main_ppo",
+            *verl_overrides(cfg.preset, model_path=model_path, overrides=overrides), *cfg.verl_extra]
+
+
+def validation_files(data: dict[str, dict[str, Path]], limit: int | None) -> dict[str, dict[str, Path]]:
+    """Validation runs on the first ``limit`` test tasks of each environment (a small parquet beside it)."""
+    import pandas as pd
+
+    out = {}
+    for env, paths in data.items():
+        val = paths["test"]
+        if limit:
+            val = paths["test"].with_name(f"test_first{limit}.parquet")
+            if not val.exists():
+                pd.read_parquet(paths["test"]).head(limit).to_parquet(val, index=False)
+        out[env] = {**paths, "val": val}
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args, extra = parse_args(argv)
+    cfg = load_config(args, extra)
+    envs = registry.parse_names(cfg.env_name)
+    given = parse_server_args(args.server)
+    out = Path(cfg.output_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    preset = model_preset(str(cfg.model))
+
+    data = datasets.build(envs, Path(cfg.data_dir).resolve(), given, max_train=cfg.max_train_tasks,
+                          reward_style=cfg.reward_style)
+    data = validation_files(data, cfg.max_val_tasks)
+    model_path = prepare_model(cfg, preset, [p["train"] for p in data.values()], out)
+    OmegaConf.save(cfg, out / "train_config.yaml")
+
+    with env_servers(envs, int(cfg.replicas), given=given) as urls:
+        agent_yaml, settings = write_agent_loop_config(out, urls, cfg)
+        cmd = verl_command(cfg, model_path, agent_yaml, data, out, preset)
+        (out / "verl_command.txt").write_text(" ".join(cmd) + "\n")
+        if args.dry_run:
+            print(" ".join(cmd))
+            return 0
+        print(f"train_ppo: {', '.join(envs)} | {cfg.algo} | model {model_path} | preset {cfg.preset} | "
+              f"servers {dict(urls)} | output {out}", flush=True)
+        return run_verl(cmd, out, {CONFIG_VAR: str(settings)})
+
+
+def run_verl(cmd: list[str], out: Path, extra_env: dict[str, str]) -> int:
+    """Run verl in its own process group (so Ray's workers go with it), echo its output, and print
+    a per-environment line for every finished step."""
+    env = dict(os.environ, TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1", **extra_env)
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True)
+    watcher = run_summary.StepWatcher(out / "rollouts")
+    stop = threading.Event()
+    thread = threading.Thread(target=watcher.follow, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        code = proc.wait()
+    except KeyboardInterrupt:
+        code = 130
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+        stop.set()
+        thread.join(5)
+        watcher.flush()
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
