@@ -1,0 +1,237 @@
+"""The OpenManus agent loop against real environment servers.
+
+The policy model is scripted (a fake ``server_manager``): a model that solves a maze
+cannot be trained inside a CPU test, and the loop's job — tokens, masks, rewards,
+sessions, logs — is the same whatever writes the replies. Everything else is real:
+the tiny Qwen2 tokenizer, verl's token builder and output conversion, HTTP servers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+import torch
+from omegaconf import OmegaConf
+from transformers import AutoTokenizer
+from verl.experimental.agent_loop.agent_loop import DictConfigWrap
+from verl.utils.dataset.rl_dataset import RLHFDataset
+from verl.workers.rollout.replica import TokenOutput
+
+from agentenv.client import EnvClient
+from agentenv.launcher import ServerProcess
+from openmanus_rl import prompts
+from openmanus_rl.agent_loop import OpenManusAgentLoop
+from openmanus_rl.tiny_model import build_tiny_model
+
+ASSISTANT = "<|im_start|>assistant"
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tmp_path_factory):
+    corpus = [prompts.system_prompt("maze"), prompts.format_reply("move up"), "You are at (3, 2). walls above"]
+    return AutoTokenizer.from_pretrained(build_tiny_model(tmp_path_factory.mktemp("tiny") / "m", corpus=corpus))
+
+
+@pytest.fixture(scope="module")
+def maze():
+    servers = [ServerProcess("maze"), ServerProcess("maze")]
+    for s in servers:
+        s.launch()
+    for s in servers:
+        s.wait_ready()
+    yield servers
+    for s in servers:
+        s.stop()
+
+
+class ScriptedModel:
+    """Stands in for the LLM server: the k-th assistant turn of a chat gets ``script[k]``.
+
+    Stateless (it counts assistant turns in the prompt), so a replayed episode gets the same replies.
+    """
+
+    def __init__(self, tokenizer, script, version=3, on_call=None):
+        self.tok, self.script, self.version, self.on_call = tokenizer, script, version, on_call
+        self.calls = []
+
+    async def generate(self, request_id, prompt_ids, sampling_params, **kwargs):
+        turn = self.tok.decode(prompt_ids).count(ASSISTANT) - 1
+        self.calls.append((turn, sampling_params))
+        if self.on_call:
+            self.on_call(len(self.calls))
+        ids = self.tok.encode(self.script[min(turn, len(self.script) - 1)], add_special_tokens=False)
+        ids = (ids + [self.tok.eos_token_id])[: sampling_params["max_tokens"]]
+        return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), extra_fields={"global_steps": self.version})
+
+
+def play(tokenizer, model, settings, sampling_params, kwargs, response_length=6000):
+    """One ``run`` of a loop built the way verl builds it (inside the worker's event loop)."""
+    config = OmegaConf.create({"actor_rollout_ref": {"rollout": {"response_length": response_length,
+                                                                 "prompt_length": 1024}}, "data": {}})
+
+    async def go():
+        loop = OpenManusAgentLoop(DictConfigWrap(config), model, tokenizer, None, RLHFDataset,
+                                  DictConfigWrap(config.data), hf_model_type="qwen2", **settings)
+        return await loop.run(sampling_params, **kwargs)
+
+    return asyncio.run(go())
+
+
+def first_observation(url, env, task_id, split="test"):
+    with EnvClient(url) as c:
+        created = c.create(task_id, split)
+        c.close(created.env_id)
+    return created.observation
+
+
+def expert_actions(url, task_id, split="test"):
+    with EnvClient(url) as c:
+        env_id = c.create(task_id, split).env_id
+        actions = []
+        while True:
+            actions.append(c.policy_action(env_id, "expert"))
+            if c.step(env_id, actions[-1]).done:
+                break
+        c.close(env_id)
+    return actions
+
+
+def row(env, task_id, observation, style="env_reward", split="test", step=3):
+    return {"raw_prompt": prompts.initial_messages(env, observation),
+            "extra_info": {"env_name": env, "split": split, "task_id": task_id, "index": task_id},
+            "reward_model": {"style": style, "ground_truth": f"{env}_{task_id}"}, "global_steps": step}
+
+
+def spans(mask):
+    """(start, end, value) runs of the response mask."""
+    out, start = [], 0
+    for i in range(1, len(mask) + 1):
+        if i == len(mask) or mask[i] != mask[start]:
+            out.append((start, i, mask[start]))
+            start = i
+    return out
+
+
+def test_successful_episode_reward_on_last_model_token(tokenizer, maze, tmp_path):
+    url = maze[0].url
+    actions = expert_actions(url, 0)
+    model = ScriptedModel(tokenizer, [prompts.format_reply(a) for a in actions])
+    kwargs = row("maze", 0, first_observation(url, "maze", 0))
+    out = play(tokenizer, model, {"env_servers": {"maze": [url]}, "rollout_dir": str(tmp_path / "rollouts")},
+               {"temperature": 1.0, "logprobs": True}, kwargs)
+
+    assert out.reward_score == 1.0
+    info = out.extra_fields["reward_extra_info"]
+    assert info["success"] == 1.0 and info["turns"] == len(actions) and info["invalid_actions"] == 0
+    # the batch verl trains on (AgentLoopOutput.as_dict feeds TransferQueue): reward only on the last token,
+    # and that token is the model's
+    batch = out.as_dict()
+    scores, mask = batch["rm_scores"], batch["response_mask"]
+    assert scores[-1] == 1.0 and scores.sum() == 1.0 and mask[-1] == 1
+    assert batch["rollout_log_probs"].shape == mask.shape
+    logprobs = batch["rollout_log_probs"]
+    assert torch.all(logprobs[mask == 0] == 0) and torch.all(logprobs[mask == 1] == -0.5)
+    # model turns are exactly the replies; environment turns hold the observations
+    runs = spans(out.response_mask)
+    model_runs = [tokenizer.decode(out.response_ids[a:b], skip_special_tokens=True) for a, b, v in runs if v == 1]
+    env_runs = [tokenizer.decode(out.response_ids[a:b]) for a, b, v in runs if v == 0]
+    assert model_runs == [prompts.format_reply(a) for a in actions]
+    assert len(env_runs) == len(actions) - 1 and all("<|im_start|>user" in r for r in env_runs)
+    expected_prompt = tokenizer.apply_chat_template(kwargs["raw_prompt"], add_generation_prompt=True, tokenize=True)
+    assert out.prompt_ids == list(getattr(expected_prompt, "input_ids", expected_prompt))
+    # sessions were closed; the episode went to the rollout log of its trainer step
+    with EnvClient(url) as c:
+        assert c.health()["sessions"] == 0
+    # a test-split row is a validation episode: it goes to val_step_<trainer step>.jsonl
+    (item,) = [json.loads(line) for line in (tmp_path / "rollouts" / "val_step_3.jsonl").read_text().splitlines()]
+    assert item["item_id"] == "maze_0" and item["success"] is True and item["actions"] == actions
+    assert [t["from"] for t in item["conversations"]] == ["human"] + ["gpt", "human"] * (len(actions) - 1) + ["gpt"]
+
+
+def test_failed_episode_gets_no_reward_and_counts_invalid_actions(tokenizer, maze):
+    url = maze[0].url
+    model = ScriptedModel(tokenizer, ["Thought: no idea\nAction: fly away"])
+    out = play(tokenizer, model, {"env_servers": {"maze": [url]}, "max_turns": 3},
+               {"temperature": 1.0, "logprobs": True}, row("maze", 1, first_observation(url, "maze", 1)))
+    assert out.reward_score == 0.0 and out.as_dict()["rm_scores"].abs().sum() == 0
+    info = out.extra_fields["reward_extra_info"]
+    assert (info["success"], info["turns"], info["invalid_actions"], info["format_errors"]) == (0.0, 3, 3, 0)
+    assert out.response_mask[-1] == 1 and out.metrics.tool_calls > 0 and out.metrics.generate_sequences > 0
+
+
+def test_unparseable_reply_is_sent_as_is_and_counted(tokenizer, maze):
+    url = maze[0].url
+    out = play(tokenizer, ScriptedModel(tokenizer, ["move up"]), {"env_servers": {"maze": [url]}, "max_turns": 2},
+               {"logprobs": False}, row("maze", 2, first_observation(url, "maze", 2)))
+    info = out.extra_fields["reward_extra_info"]
+    assert info["format_errors"] == 2 and info["invalid_actions"] == 0  # the maze understood "move up"
+    assert out.response_logprobs is None
+
+
+def test_response_budget_ends_on_a_model_token(tokenizer, maze):
+    url = maze[0].url
+    model = ScriptedModel(tokenizer, [prompts.format_reply("move left")])
+    out = play(tokenizer, model, {"env_servers": {"maze": [url]}}, {"logprobs": True},
+               row("maze", 3, first_observation(url, "maze", 3)), response_length=120)
+    assert len(out.response_ids) <= 120 and out.response_mask[-1] == 1
+    assert all(params["max_tokens"] <= 120 for _, params in model.calls)
+
+
+def test_reward_style_shapes_partial_credit(tokenizer, tmp_path):
+    with ServerProcess("wordle") as server:
+        obs = first_observation(server.url, "wordle", 0)
+        guesses = ["Thought: try\nAction: guess " + w for w in ("crane", "pilot", "mound", "shady", "fight", "brick")]
+        results = {}
+        for style in ("env_reward", "success"):
+            model = ScriptedModel(tokenizer, guesses)
+            results[style] = play(tokenizer, model, {"env_servers": {"wordle": [server.url]}}, {"logprobs": True},
+                                  row("wordle", 0, obs, style))
+    partial = results["env_reward"].extra_fields["reward_extra_info"]
+    if partial["success"]:
+        pytest.skip("the scripted guesses happened to solve the task")
+    assert 0 < results["env_reward"].reward_score < 1 and results["env_reward"].reward_score == partial["env_reward"]
+    assert results["success"].reward_score == 0.0
+
+
+def test_server_dying_mid_episode_replays_it_on_another_replica(tokenizer, maze):
+    spare = ServerProcess("maze")
+    spare.start()
+    live = maze[0].url
+    actions = expert_actions(live, 4)
+
+    def kill_on_third_call(n):
+        if n == 3:
+            spare.stop()
+
+    model = ScriptedModel(tokenizer, [prompts.format_reply(a) for a in actions], on_call=kill_on_third_call)
+    # the spare is listed first and is empty, so the episode starts there
+    out = play(tokenizer, model, {"env_servers": {"maze": [spare.url, live]}}, {"logprobs": True},
+               row("maze", 4, first_observation(live, "maze", 4)))
+    assert out.reward_score == 1.0 and out.extra_fields["reward_extra_info"]["turns"] == len(actions)
+    assert [t for t, _ in model.calls][:3] == [0, 1, 2] and model.calls[3][0] == 0  # restarted from turn 0
+
+
+def test_rollout_rewards_equal_a_replay_on_a_fresh_server(tokenizer, tmp_path):
+    """What the log records is what the environment gives for the same actions."""
+    with ServerProcess("maze") as server:
+        url = server.url
+        scripts = {0: [prompts.format_reply(a) for a in expert_actions(url, 5, "train")],
+                   1: ["Thought: go\nAction: move down", "Thought: go\nAction: move right", "Action: jump"]}
+        for k, script in scripts.items():
+            obs = first_observation(url, "maze", 5 + k, "train")
+            play(tokenizer, ScriptedModel(tokenizer, script),
+                 {"env_servers": {"maze": [url]}, "rollout_dir": str(tmp_path), "max_turns": 40},
+                 {"logprobs": True}, row("maze", 5 + k, obs, split="train"))
+    items = [json.loads(line) for line in (tmp_path / "step_3.jsonl").read_text().splitlines()]
+    assert len(items) == 2
+    with ServerProcess("maze") as fresh, EnvClient(fresh.url) as c:
+        for item in items:
+            env_id = c.create(item["task_id"], item["split"]).env_id
+            steps = [c.step(env_id, a) for a in item["actions"]]
+            c.close(env_id)
+            assert sum(s.reward for s in steps) == item["reward"]
+            assert steps[-1].success == item["success"]
+            assert sum(not s.valid for s in steps) == item["invalid_actions"]
+    assert {i["success"] for i in items} == {True, False}
