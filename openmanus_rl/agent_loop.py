@@ -303,7 +303,8 @@ class OpenManusAgentLoop(AgentLoopBase):
             episode.env, episode.task_id, episode.messages, episode.env_reward, episode.success,
             env=episode.env, split=episode.split, task_id=episode.task_id, step=step, actions=episode.actions,
             training_reward=training_reward, turns=episode.turns, done=episode.done, score=episode.score,
-            invalid_actions=episode.invalid_actions)
+            invalid_actions=episode.invalid_actions, format_errors=episode.format_errors,
+            env_seconds=round(episode.env_seconds, 4), gen_seconds=round(episode.gen_seconds, 4))
         _append_line(self.rollout_dir / f"{prefix}_{step}.jsonl", json.dumps(item, ensure_ascii=False))
 
 

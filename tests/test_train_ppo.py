@@ -1,0 +1,86 @@
+"""./train_ppo.sh end to end: verl's real trainer on CPU with the tiny model and real servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentenv.client import EnvClient
+from agentenv.launcher import ServerProcess
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = ["agent.max_turns=3", "max_train_tasks=32", "max_val_tasks=4", "agent.max_new_tokens=24"]
+
+
+def train(out: Path, data: Path, *args: str, timeout: int = 900) -> str:
+    cmd = [str(ROOT / "train_ppo.sh"), "--output_dir", str(out), f"data_dir={data}", *SMALL, *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                          env=dict(os.environ, PYTHON=sys.executable))
+    log = proc.stdout + proc.stderr
+    (out / "test_run.log").write_text(log)
+    assert proc.returncode == 0, log[-5000:]
+    return log
+
+
+def step_metrics(log: str) -> dict[int, str]:
+    return {int(m.group(1)): m.group(0) for m in re.finditer(r"step:(\d+) - .*", log)}
+
+
+def rollouts(out: Path, name: str) -> list[dict]:
+    return [json.loads(line) for line in (out / "rollouts" / name).read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("data")
+
+
+def test_grpo_two_steps_then_resume(tmp_path, data):
+    out = tmp_path / "run"
+    log = train(out, data, "--env_name", "maze", "--algo", "grpo", "--steps", "2")
+    steps = step_metrics(log)
+    assert sorted(steps) == [1, 2]
+    assert "critic/score/mean" in steps[2] and "val-aux/maze/success/mean@1" in steps[2]
+    assert "[step 1] maze: success" in log and "[validation step 2] maze" in log
+    first = rollouts(out, "step_1.jsonl")
+    assert len(first) == 4 * 4  # train_batch_size x rollout.n
+    assert all(item["item_id"] == f"maze_{item['task_id']}" and item["conversations"][0]["from"] == "human"
+               for item in first)
+    assert (out / "checkpoints" / "global_step_2").is_dir()
+
+    # the rewards in the log are what the environment gives for the same actions
+    with ServerProcess("maze") as server, EnvClient(server.url) as c:
+        for item in first[:6]:
+            env_id = c.create(item["task_id"], item["split"]).env_id
+            steps_ = [c.step(env_id, a) for a in item["actions"]]
+            c.close(env_id)
+            assert sum(s.reward for s in steps_) == item["reward"]
+            assert [s.valid for s in steps_].count(False) == item["invalid_actions"]
+
+    # a second run with the same directory resumes after step 2 instead of starting over
+    log = train(out, data, "--env_name", "maze", "--algo", "grpo", "--steps", "3")
+    assert sorted(step_metrics(log)) == [3]
+    assert len(rollouts(out, "step_1.jsonl")) == 16 and len(rollouts(out, "step_3.jsonl")) == 16
+
+
+def test_ppo_with_critic_one_step(tmp_path, data):
+    log = train(tmp_path / "ppo", data, "--env_name", "maze", "--algo", "ppo", "--steps", "1")
+    steps = step_metrics(log)
+    assert sorted(steps) == [1] and "critic/vf_loss" in steps[1]
+
+
+def test_two_environments_in_one_run(tmp_path, data):
+    out = tmp_path / "multi"
+    log = train(out, data, "--env_name", "maze,wordle", "--steps", "1", "data.train_batch_size=8")
+    steps = step_metrics(log)
+    assert "val-aux/maze/success/mean@1" in steps[1] and "val-aux/wordle/success/mean@1" in steps[1]
+    envs = {item["env"] for item in rollouts(out, "step_1.jsonl")}
+    assert envs == {"maze", "wordle"}
+    line = next(x for x in log.splitlines() if x.startswith("[step 1]"))
+    assert "maze: success" in line and "wordle: success" in line
