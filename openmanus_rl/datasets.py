@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -71,20 +72,42 @@ def write_parquet(rows: list[dict[str, Any]], path: Path) -> None:
     tmp.replace(path)  # never leave a half-written dataset behind
 
 
+async def _first_observation(urls: Sequence[str], task_id: int, split: str) -> str:
+    async with EnvPool(urls) as pool, pool.session(task_id, split) as sess:
+        return sess.observation
+
+
+def is_stale(path: Path, urls: Sequence[str]) -> bool:
+    """Does the file's first row still hold what the environment shows for that task? (An updated
+    environment package changes its tasks; a stale dataset would prompt with the wrong task.)"""
+    import pandas as pd
+
+    first = pd.read_parquet(path).iloc[0]
+    extra = first["extra_info"]
+    observation = asyncio.run(_first_observation(urls, int(extra["task_id"]), str(extra["split"])))
+    return observation not in first["prompt"][-1]["content"]
+
+
 def build(envs: Sequence[str], out_dir: str | Path = "data", servers: Mapping[str, Sequence[str]] | None = None,
           max_train: int | None = None, max_test: int | None = None, reward_style: str = rewards.DEFAULT_STYLE,
           force: bool = False) -> dict[str, dict[str, Path]]:
-    """Build the datasets that are missing (all with ``force``); returns their paths."""
+    """Build the datasets that are missing or stale (all with ``force``); returns their paths."""
     paths = {env: dataset_paths(out_dir, env) for env in envs}
-    todo = [env for env in envs if force or not all(p.exists() for p in paths[env].values())]
-    if todo:
-        limits = {"train": max_train, "test": max_test}
-        with env_servers(todo, given={k: v for k, v in (servers or {}).items() if k in todo}) as urls:
-            for env in todo:
-                for split in SPLITS:
-                    rows = asyncio.run(task_rows(env, split, urls[env], limits[split], reward_style))
-                    write_parquet(rows, paths[env][split])
-                    print(f"wrote {paths[env][split]} ({len(rows)} rows)")
+    limits = {"train": max_train, "test": max_test}
+    given = {k: v for k, v in (servers or {}).items() if k in envs}
+    with env_servers(envs, given=given) as urls:
+        for env in envs:
+            for split in SPLITS:
+                path = paths[env][split]
+                recipe = {"limit": limits[split], "reward_style": reward_style}
+                made_by = path.with_suffix(".json")  # how the file was built: other settings mean a rebuild
+                if (not force and path.exists() and made_by.exists() and json.loads(made_by.read_text()) == recipe
+                        and not is_stale(path, urls[env])):
+                    continue
+                rows = asyncio.run(task_rows(env, split, urls[env], limits[split], reward_style))
+                write_parquet(rows, path)
+                made_by.write_text(json.dumps(recipe))
+                print(f"wrote {path} ({len(rows)} rows)")
     return paths
 
 

@@ -79,6 +79,13 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
     return cfg
 
 
+def cli_agent(extra: Sequence[str]) -> DictConfig:
+    """``agent.*`` settings given on the command line (they win over the model preset's)."""
+    given = {e.split("=", 1)[0].removeprefix("agent."): yaml.safe_load(e.split("=", 1)[1])
+             for e in extra if e.startswith("agent.")}
+    return OmegaConf.create(given)
+
+
 def model_preset(name: str) -> dict[str, Any]:
     path = config_dir() / "model" / f"{name}.yaml"
     return OmegaConf.to_container(OmegaConf.load(path)) if path.exists() else {"path": name}
@@ -106,8 +113,8 @@ def write_agent_loop_config(out: Path, urls: dict[str, list[str]], cfg: DictConf
     entry = {"name": AGENT_NAME, "_target_": f"{OpenManusAgentLoop.__module__}.{OpenManusAgentLoop.__name__}"}
     OmegaConf.save(OmegaConf.create([entry]), registration)
     settings = out / "agent_settings.yaml"
-    OmegaConf.save(OmegaConf.create({"env_servers": urls, "max_turns": cfg.agent.max_turns,
-                                     "rollout_dir": str(out / "rollouts")}), settings)
+    OmegaConf.save(OmegaConf.create({"env_servers": urls, "rollout_dir": str(out / "rollouts"),
+                                     **OmegaConf.to_container(cfg.agent)}), settings)
     return registration, settings
 
 
@@ -139,7 +146,7 @@ def validation_files(data: dict[str, dict[str, Path]], limit: int | None) -> dic
         val = paths["test"]
         if limit:
             val = paths["test"].with_name(f"test_first{limit}.parquet")
-            if not val.exists():
+            if not val.exists() or val.stat().st_mtime < paths["test"].stat().st_mtime:
                 pd.read_parquet(paths["test"]).head(limit).to_parquet(val, index=False)
         out[env] = {**paths, "val": val}
     return out
@@ -153,14 +160,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(cfg.output_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     preset = model_preset(str(cfg.model))
-
-    data = datasets.build(envs, Path(cfg.data_dir).resolve(), given, max_train=cfg.max_train_tasks,
-                          reward_style=cfg.reward_style)
-    data = validation_files(data, cfg.max_val_tasks)
-    model_path = prepare_model(cfg, preset, [p["train"] for p in data.values()], out)
-    OmegaConf.save(cfg, out / "train_config.yaml")
+    cfg.agent = OmegaConf.merge(cfg.agent, preset.get("agent", {}), cli_agent(extra))  # defaults < model < CLI
 
     with env_servers(envs, int(cfg.replicas), given=given) as urls:
+        data = datasets.build(envs, Path(cfg.data_dir).resolve(), urls, max_train=cfg.max_train_tasks,
+                              reward_style=cfg.reward_style)
+        data = validation_files(data, cfg.max_val_tasks)
+        model_path = prepare_model(cfg, preset, [p["train"] for p in data.values()], out)
+        OmegaConf.save(cfg, out / "train_config.yaml")
         agent_yaml, settings = write_agent_loop_config(out, urls, cfg)
         cmd = verl_command(cfg, model_path, agent_yaml, data, out, preset)
         (out / "verl_command.txt").write_text(" ".join(cmd) + "\n")

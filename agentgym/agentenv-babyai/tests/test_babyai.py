@@ -10,20 +10,15 @@ from minigrid.core.world_object import Ball, Box, Door, Key, Wall
 from minigrid.envs.babyai.core.verifier import GoToInstr, ObjDesc
 
 from agentenv import registry
+from agentenv.testing import play_in_process
 from agentenv_babyai import levels, render
 from agentenv_babyai.env import BabyAIEnv
 
 
 def play(env: BabyAIEnv, task_id: int, split: str, choose, max_turns: int = BabyAIEnv.max_turns):
-    """Run one episode the way the runtime does (truncating at max_turns); return (reward sum, success)."""
-    env.reset(task_id, split)
-    total, result = 0.0, None
-    for _ in range(max_turns):
-        result = env.step(choose(env))
-        total += result.reward
-        if result.done:
-            break
-    return total, bool(result.success)
+    """One episode under the runtime's rules; return (reward sum, success)."""
+    total, results = play_in_process(env, task_id, split, choose, max_turns)
+    return total, bool(results[-1].success)
 
 
 def test_registered_under_its_name():

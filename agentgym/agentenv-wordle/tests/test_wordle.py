@@ -5,6 +5,7 @@ import random
 import numpy as np
 import pytest
 
+from agentenv.testing import play_in_process
 from agentenv_wordle import solver
 from agentenv_wordle.env import MAX_GUESSES, PARTIAL_WEIGHT, WordleEnv, parse_guess, partial_credit
 from agentenv_wordle.feedback import ALL_GREEN, encode, feedback, pattern_code, pattern_matrix
@@ -14,17 +15,10 @@ G, Y, B = 2, 1, 0
 
 
 def run_episode(env, task_id, split, policy):
-    """Play one episode under the runtime's rules (truncation at max_turns); return (reward sum, result)."""
-    env.reset(task_id, split)
-    total, result = 0.0, None
-    for _ in range(env.max_turns):
-        result = env.step(policy(env))
-        assert 0.0 <= result.reward <= 1.0
-        total += result.reward
-        if result.done:
-            break
-    assert 0.0 <= total <= 1.0
-    return total, result
+    """One episode under the runtime's rules; return (reward sum, last step result)."""
+    total, results = play_in_process(env, task_id, split, policy)
+    assert all(0.0 <= r.reward <= 1.0 for r in results) and 0.0 <= total <= 1.0
+    return total, results[-1]
 
 
 def test_registry_and_sizes():

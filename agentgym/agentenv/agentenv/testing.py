@@ -5,9 +5,9 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from agentenv.env import Environment
+from agentenv.env import Environment, StepResult
 from agentenv.server import ServerConfig, bind_socket, create_app, run_event_loop
 
 
@@ -34,3 +34,16 @@ def serve_in_thread(env_cls: type[Environment], config: ServerConfig | None = No
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+def play_in_process(env: Environment, task_id: int, split: str, policy: Callable[[Environment], str],
+                    max_turns: int | None = None) -> tuple[float, list[StepResult]]:
+    """One episode without a server, under the runtime's rules (truncation at ``max_turns``,
+    default the class's): the reward sum and every step's result."""
+    env.reset(task_id, split)  # type: ignore[arg-type]
+    results: list[StepResult] = []
+    for _ in range(max_turns or env.max_turns):
+        results.append(env.step(policy(env)))
+        if results[-1].done:
+            break
+    return sum(r.reward for r in results), results

@@ -1,0 +1,40 @@
+"""verl parquet datasets built from real servers (DESIGN.md format), rebuilt when stale."""
+
+import pandas as pd
+
+from agentenv.client import EnvClient
+from agentenv.launcher import ServerProcess
+from openmanus_rl import datasets, prompts
+
+
+def test_rows_follow_the_design_and_hold_the_first_observation(tmp_path):
+    with ServerProcess("wordle") as server:
+        paths = datasets.build(["wordle"], tmp_path, {"wordle": [server.url]}, max_train=5, reward_style="success")
+        train = pd.read_parquet(paths["wordle"]["train"])
+        test = pd.read_parquet(paths["wordle"]["test"])
+        assert len(train) == 5 and len(test) == 25
+        assert list(train.columns) == ["data_source", "prompt", "ability", "reward_model", "extra_info", "agent_name"]
+        row = test.iloc[3]
+        assert row["data_source"] == "wordle" and row["ability"] == "agent" and row["agent_name"] == "openmanus"
+        assert row["reward_model"] == {"style": "success", "ground_truth": "wordle_3"}
+        assert row["extra_info"] == {"env_name": "wordle", "split": "test", "task_id": 3, "index": 3}
+        with EnvClient(server.url) as c:
+            created = c.create(3, "test")
+            c.close(created.env_id)
+        assert list(row["prompt"]) == prompts.initial_messages("wordle", created.observation)
+
+
+def test_missing_changed_or_stale_files_are_rebuilt(tmp_path, capsys):
+    with ServerProcess("maze") as server:
+        given = {"maze": [server.url]}
+        paths = datasets.build(["maze"], tmp_path, given, max_train=4)["maze"]
+        capsys.readouterr()
+        datasets.build(["maze"], tmp_path, given, max_train=4)
+        assert "wrote" not in capsys.readouterr().out  # nothing changed: nothing rebuilt
+        datasets.build(["maze"], tmp_path, given, max_train=6)
+        assert len(pd.read_parquet(paths["train"])) == 6  # another limit: rebuilt
+        frame = pd.read_parquet(paths["test"])
+        frame.at[0, "prompt"] = [{"role": "user", "content": "an old version of the task"}]
+        frame.to_parquet(paths["test"], index=False)
+        datasets.build(["maze"], tmp_path, given, max_train=6)
+        assert "an old version" not in str(pd.read_parquet(paths["test"]).iloc[0]["prompt"])
