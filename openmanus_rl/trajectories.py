@@ -25,7 +25,7 @@ def parse_item_id(value: str) -> tuple[str, int]:
     return env, int(task)
 
 
-def from_messages(env: str, task_id: int, messages: list[dict[str, str]], reward: float, success: bool, /,
+def from_messages(env: str, task_id: int, messages: list[dict[str, str]], /, reward: float, success: bool,
                   **extra: Any) -> dict[str, Any]:
     """A chat (user/assistant messages) as an AgentTraj item; loss on the agent's turns."""
     conversations = []
