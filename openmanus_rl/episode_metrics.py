@@ -1,0 +1,66 @@
+"""Per-episode metrics of every training step, per environment, in verl's own logger.
+
+verl 0.9.1's v1 trainer logs batch-level metrics during training and the agent loop's
+``reward_extra_info`` only at validation. This trainer mode ("openmanus_sync", verl's
+synchronous trainer plus one thing) adds, for each step and environment (``data_source``),
+``episode/<env>/<key>`` means of what the OpenManus agent loop records per episode
+(success, env_reward, env_score, turns, invalid_actions, format_errors, env_seconds,
+gen_seconds) and ``episode/<env>/count``.
+
+Selected by ``trainer.v1.trainer_mode=openmanus_sync``; registered in every Ray worker by
+``ray_kwargs.ray_init.runtime_env.worker_process_setup_hook=openmanus_rl.episode_metrics.register``
+(both set in configs/ppo.yaml).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+TRAINER_MODE = "openmanus_sync"
+
+
+def per_environment(sources: list[str], infos: list[dict[str, Any]]) -> dict[str, float]:
+    """``episode/<env>/<key>`` means (and counts) of the episodes' numeric infos."""
+    sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    counts: dict[str, int] = defaultdict(int)
+    for source, info in zip(sources, infos, strict=True):
+        counts[source] += 1
+        for key, value in (info or {}).items():
+            if isinstance(value, (int, float)):
+                sums[source][key] += float(value)
+    out: dict[str, float] = {}
+    for source, n in counts.items():
+        out[f"episode/{source}/count"] = float(n)
+        for key, total in sums[source].items():
+            out[f"episode/{source}/{key}"] = total / n
+    return out
+
+
+def _as_list(values: Any) -> list[Any]:
+    """Non-tensor fields come back from TransferQueue as numpy arrays or plain lists."""
+    return values.tolist() if hasattr(values, "tolist") else list(values)
+
+
+def register() -> None:
+    """Ray worker setup hook: make the trainer mode known in this process."""
+    import transfer_queue as tq
+    from verl.trainer.ppo.v1.trainer_base import TRAINER_REGISTRY, register_trainer
+    from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
+
+    if TRAINER_MODE in TRAINER_REGISTRY:
+        return
+
+    @register_trainer(TRAINER_MODE)
+    class OpenManusTrainer(PPOTrainerSync):
+        # _compute_metrics is verl 0.9.1's per-step metrics hook (trainer_base.py:1868): the batch is
+        # still in TransferQueue there, so the agent loop's per-episode fields can be read back.
+        def _compute_metrics(self, batch, metrics, timing_raw, global_steps, epoch):
+            super()._compute_metrics(batch, metrics, timing_raw, global_steps, epoch)
+            data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id,
+                                   select_fields=["data_source", "extra_fields"])
+            keep = [not tag.get("is_padding", False) for tag in batch.tags]
+            sources = [str(s) for s, k in zip(_as_list(data["data_source"]), keep, strict=True) if k]
+            extras = [e for e, k in zip(_as_list(data["extra_fields"]), keep, strict=True) if k]
+            infos = [e.get("reward_extra_info", {}) if isinstance(e, dict) else {} for e in extras]
+            metrics.update(per_environment(sources, infos))
