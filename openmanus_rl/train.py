@@ -132,6 +132,7 @@ def verl_command(cfg: DictConfig, model_path: str, agent_yaml: Path, data: dict[
         "trainer.test_freq": int(cfg.steps),
         "trainer.default_local_dir": str(out / "checkpoints"),
         "trainer.experiment_name": out.name,
+        "hydra.run.dir": str(out / "hydra"),  # not ./outputs/<date>/<time> of the caller's directory
     })
     return [sys.executable, "-m", "verl.trainer.main_ppo",
             *verl_overrides(cfg.preset, model_path=model_path, overrides=overrides), *cfg.verl_extra]
