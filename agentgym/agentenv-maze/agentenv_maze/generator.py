@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 #: interior side lengths (rows and columns are drawn independently); the border is wall
-MIN_SIDE, MAX_SIDE = 7, 9
+MIN_SIDE, MAX_SIDE = 6, 7
 #: shortest-path length range of a task: long enough that a random walk rarely arrives within
-#: ``MAX_TURNS``, short enough that the expert needs under half of it
-MIN_DIST, MAX_DIST = 12, 22
+#: ``MAX_TURNS``, short enough that the expert needs under half of it (and that a tiny model
+#: trained on CPU in minutes can learn it: v2 halved the v1 sides 7-9 / distances 12-22)
+MIN_DIST, MAX_DIST = 5, 10
 #: extra walls knocked out after carving, so some mazes have more than one route
 MAX_LOOPS = 2
 NUM_TASKS = {"train": 5000, "test": 25}
@@ -132,7 +133,7 @@ def generate(split: str, task_id: int) -> MazeTask:
     check that no test maze (with its start and goal) occurs in the train split.
     """
     check_task_id(task_id, split)
-    rng = random.Random(f"agentenv-maze/v1/{split}/{task_id}")
+    rng = random.Random(f"agentenv-maze/v2/{split}/{task_id}")
     while True:
         height, width = rng.randint(MIN_SIDE, MAX_SIDE), rng.randint(MIN_SIDE, MAX_SIDE)
         open_cells = carve(height, width, rng)

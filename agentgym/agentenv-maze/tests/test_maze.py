@@ -4,8 +4,9 @@ import random
 
 import pytest
 
+from agentenv.testing import play_in_process
 from agentenv_maze.env import ACTIONS, MazeEnv, parse_action
-from agentenv_maze.generator import MAX_DIST, MIN_DIST, MOVES, NUM_TASKS, bfs, generate
+from agentenv_maze.generator import MAX_DIST, MAX_SIDE, MIN_DIST, MIN_SIDE, MOVES, NUM_TASKS, bfs, generate
 
 
 def fingerprint(task):
@@ -13,18 +14,10 @@ def fingerprint(task):
 
 
 def run_episode(env, task_id, split, policy):
-    """Play one episode under the runtime's rules (truncation at max_turns); return (reward sum, success)."""
-    env.reset(task_id, split)
-    total, success = 0.0, False
-    for _ in range(env.max_turns):
-        result = env.step(policy(env))
-        assert 0.0 <= result.reward <= 1.0
-        total += result.reward
-        if result.done:
-            success = result.success
-            break
-    assert 0.0 <= total <= 1.0
-    return total, success
+    """One episode under the runtime's rules; return (reward sum, success)."""
+    total, results = play_in_process(env, task_id, split, policy)
+    assert all(0.0 <= r.reward <= 1.0 for r in results) and 0.0 <= total <= 1.0
+    return total, results[-1].done and results[-1].success
 
 
 def test_registry_and_sizes():
@@ -59,7 +52,7 @@ def test_out_of_range_task_raises_index_error():
 @pytest.mark.parametrize("task_id", range(NUM_TASKS["test"]))
 def test_tasks_are_solvable_within_bounds(task_id):
     task = generate("test", task_id)
-    assert 7 <= task.height <= 9 and 7 <= task.width <= 9
+    assert MIN_SIDE <= task.height <= MAX_SIDE and MIN_SIDE <= task.width <= MAX_SIDE
     assert all(0 <= r < task.height and 0 <= c < task.width for r, c in task.open_cells)
     dist = bfs(task.open_cells, task.start)
     assert MIN_DIST <= dist[task.goal] <= MAX_DIST
