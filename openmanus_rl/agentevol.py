@@ -1,0 +1,410 @@
+"""``train_agentevol.sh``: behaviour cloning, then AgentEvol (AgentGym paper, sec. 4) on verl's SFT trainer.
+
+    ./train_agentevol.sh --env_name maze[,wordle...] [--iterations M] [--model tiny|PATH] [--output_dir DIR]
+                         [--server NAME=URL ...] [key=value ...]
+
+Iteration 0 (behaviour cloning): the environments' experts play train tasks ``0..data.bc_tasks-1``; the
+successful episodes (AgentTraj, ``openmanus_rl.expert_data``) are the initial data; the base model is
+fine-tuned on them with ``verl.trainer.sft_trainer`` (``openmanus_rl.sft``). Iteration k >= 1:
+
+1. explore: the model of iteration k-1 samples ``explore.samples_per_instruction`` trajectories per
+   instruction of train tasks ``0..data.explore_tasks-1`` (a wider set than BC's) at
+   ``explore.temperature``, with the training prompts and action parser. ``explore.backend: hf`` (default)
+   uses the evaluator's episode runner (batched transformers ``generate``, seeded per episode and turn, so
+   reruns repeat exactly); ``explore.backend: verl`` runs verl's ``main_ppo`` in validation-only mode
+   (``trainer.val_only``, ``rollout.val_kwargs``) with the OpenManus agent loop and verl's rollout
+   replicas (the PPO path; vLLM/SGLang on GPUs) and collects the loop's AgentTraj rollout log;
+2. filter: keeps the trajectories whose reward reaches the environment's ``success_threshold``;
+3. fine-tune: from the base model on initial data + this iteration's successes (``merge.data: current``,
+   ``merge.init: base``: the paper's strategy; ``accumulate`` / ``previous`` are the alternatives);
+4. evaluate: greedy decoding on each environment's test split (``openmanus-eval``'s code).
+
+Layout of ``DIR``: ``base_model/`` (tiny model), ``expert/<env>.jsonl``, ``untrained/eval.json``,
+``iter_<k>/{explore,filtered}/<env>.jsonl``, ``iter_<k>/sft_data.parquet``, ``iter_<k>/checkpoint/`` (verl
+layout; ``checkpoint/global_step_N/huggingface`` is the transformers model), ``iter_<k>/eval.json``
+(per-environment success rate and average reward), ``iter_<k>/eval_trajectories.jsonl``,
+``summary.json``, ``table.txt``, ``success_rate.png``.
+
+Resuming: every sub-step writes its outputs under temporary names, renames them into place and then
+writes its marker ``<dir>/.done/<step>``; a re-run with the same ``--output_dir`` skips every marked
+sub-step and redoes an unmarked one from scratch, so an interrupted run loses at most the sub-step
+that was running. Sub-steps are deterministic for a fixed ``seed``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from omegaconf import DictConfig, OmegaConf
+
+from agentenv import registry
+from openmanus_rl import expert_data, sft, trajectories
+from openmanus_rl.policies import GenerationSettings, PolicySpec
+from openmanus_rl.servers import env_servers, parse_server_args
+from openmanus_rl.verl_cpu.presets import config_dir, default_preset
+
+TOP_LEVEL_FLAGS = ("env_name", "iterations", "model", "output_dir", "preset")
+EVAL_KEYS = ("episodes", "success_rate", "avg_reward", "avg_turns", "invalid_rate", "format_error_rate")
+
+
+# -- configuration ------------------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    p = argparse.ArgumentParser(prog="train_agentevol.sh", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--env_name", "--env-name")
+    p.add_argument("--iterations", type=int)
+    p.add_argument("--model", help="tiny, a preset in configs/model/, a local path or a hub name")
+    p.add_argument("--output_dir", "--output-dir")
+    p.add_argument("--preset", help="auto | cpu | gpu")
+    p.add_argument("--server", action="append", default=[], help="NAME=URL of a running environment server")
+    p.add_argument("--config", default=None, help="experiment YAML (default: configs/agentevol.yaml)")
+    args, rest = p.parse_known_args(argv)
+    bad = [a for a in rest if "=" not in a or a.startswith("-")]
+    if bad:
+        p.error(f"unrecognized arguments: {' '.join(bad)} (settings are passed as key=value)")
+    return args, rest
+
+
+def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
+    cfg = OmegaConf.load(args.config or config_dir() / "agentevol.yaml")
+    for flag in TOP_LEVEL_FLAGS:
+        value = getattr(args, flag)
+        if value is not None:
+            cfg[flag] = value
+    for e in extra:
+        key, value = e.split("=", 1)
+        key = key.lstrip("+")
+        if key.startswith("verl."):
+            cfg.verl[key[len("verl."):]] = yaml.safe_load(value) if value else value
+        else:
+            if OmegaConf.select(cfg, key, default=KeyError) is KeyError:
+                raise SystemExit(f"train_agentevol.sh: unknown setting {key!r} (see configs/agentevol.yaml; "
+                                 "verl's SFT settings go as verl.KEY=VALUE)")
+            OmegaConf.update(cfg, key, yaml.safe_load(value) if value else value, merge=True)
+    if cfg.preset == "auto":
+        cfg.preset = default_preset()
+    if cfg.output_dir is None:
+        cfg.output_dir = f"outputs/agentevol-{str(cfg.env_name).replace(',', '+')}"
+    if int(cfg.iterations) < 0:
+        raise SystemExit("train_agentevol.sh: --iterations must be >= 0")
+    if cfg.merge.data not in ("current", "accumulate") or cfg.merge.init not in ("base", "previous"):
+        raise SystemExit("train_agentevol.sh: merge.data is current|accumulate, merge.init is base|previous")
+    return cfg
+
+
+# -- resumable sub-steps ------------------------------------------------------------------------------
+
+
+def done(directory: Path, step: str) -> bool:
+    return (directory / ".done" / step).is_file()
+
+
+def mark(directory: Path, step: str) -> None:
+    marker = directory / ".done" / step
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    tmp = marker.with_name(f".{step}.tmp")
+    tmp.write_text("done\n")
+    os.replace(tmp, marker)
+
+
+def substep(directory: Path, step: str, run: Callable[[], Any], label: str) -> bool:
+    """Run ``run`` unless ``directory/.done/step`` says it finished; True if it ran."""
+    if done(directory, step):
+        print(f"agentevol: {label}: done already, skipped", flush=True)
+        return False
+    print(f"agentevol: {label} ...", flush=True)
+    run()
+    mark(directory, step)
+    return True
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+# -- the pieces -------------------------------------------------------------------------------------
+
+
+def model_preset(name: str) -> dict[str, Any]:
+    path = config_dir() / "model" / f"{name}.yaml"
+    return OmegaConf.to_container(OmegaConf.load(path)) if path.exists() else {"path": name}
+
+
+def tiny_corpus(expert_files: Sequence[Path], per_env: int = 50) -> list[str]:
+    """The tiny tokenizer's corpus: the text of the first expert trajectories of each environment."""
+    corpus = []
+    for f in expert_files:
+        for item in list(trajectories.read(f))[:per_env]:
+            corpus += [t["value"] for t in item["conversations"]]
+    return corpus
+
+
+def base_model(cfg: DictConfig, out: Path, expert_files: Sequence[Path]) -> str:
+    preset = model_preset(str(cfg.model))
+    if preset.get("build") != "tiny":
+        return str(preset["path"])
+    from openmanus_rl.tiny_model import build_tiny_model
+
+    settings = {**preset.get("tiny", {}), **OmegaConf.to_container(cfg.tiny)}
+    return str(build_tiny_model(out / "base_model", corpus=tiny_corpus(expert_files), seed=int(cfg.seed),
+                                **settings))
+
+
+def evaluate_model(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: DictConfig, directory: Path,
+                   seed: int) -> None:
+    """``directory/eval.json`` (per-environment metrics) and ``eval_trajectories.jsonl``."""
+    settings = GenerationSettings(max_new_tokens=int(cfg.eval.max_new_tokens), temperature=0.0, seed=seed)
+    result = expert_data.play(urls, envs, PolicySpec("hf", model), str(cfg.eval.split), cfg.eval.tasks, seed,
+                              int(cfg.eval.concurrency), settings)
+    expert_data.write_atomic(directory / "eval_trajectories.jsonl", result["trajectories"])
+    write_json(directory / "eval.json", {
+        "split": result["split"], "seed": seed, "greedy": True,
+        "envs": {env: {k: m[k] for k in EVAL_KEYS} for env, m in result["envs"].items()},
+        "average": {k: result["average"][k] for k in ("success_rate", "avg_reward")},
+    })
+
+
+def explore(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: DictConfig, directory: Path,
+            seed: int) -> None:
+    """``directory/explore/<env>.jsonl``: every sampled trajectory (AgentTraj), ``sample`` = which draw."""
+    settings = [GenerationSettings(max_new_tokens=int(cfg.explore.max_new_tokens),
+                                   temperature=float(cfg.explore.temperature), top_p=float(cfg.explore.top_p),
+                                   seed=seed + j) for j in range(int(cfg.explore.samples_per_instruction))]
+    for env in envs:
+        items = []
+        for j, s in enumerate(settings):
+            result = expert_data.play(urls, [env], PolicySpec("hf", model), "train", int(cfg.data.explore_tasks),
+                                      s.seed, int(cfg.explore.concurrency), s)
+            items += [{**it, "sample": j} for it in result["trajectories"]]
+        expert_data.write_atomic(directory / "explore" / f"{env}.jsonl", items)
+
+
+def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: DictConfig, directory: Path,
+                 seed: int) -> None:
+    """Exploration through verl itself: ``main_ppo`` in validation-only mode (``trainer.val_only``) on a
+    parquet of the exploration instructions, sampling with ``rollout.val_kwargs`` through the OpenManus
+    agent loop and verl's rollout replicas (the PPO path); the loop's rollout log (AgentTraj lines) becomes
+    ``directory/explore/<env>.jsonl``."""
+    import asyncio
+
+    from openmanus_rl import datasets
+    from openmanus_rl.agent_loop import AGENT_NAME, CONFIG_VAR, OpenManusAgentLoop
+    from openmanus_rl.train import run_verl
+    from openmanus_rl.verl_cpu.presets import verl_overrides
+
+    work = directory / "explore_verl.partial"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    rows = [r for env in envs
+            for r in asyncio.run(datasets.task_rows(env, "train", urls[env], int(cfg.data.explore_tasks)))]
+    datasets.write_parquet(rows, work / "instructions.parquet")
+    registration = work / "agent_loop.yaml"
+    target = f"{OpenManusAgentLoop.__module__}.{OpenManusAgentLoop.__name__}"
+    OmegaConf.save(OmegaConf.create([{"name": AGENT_NAME, "_target_": target}]), registration)
+    settings = work / "agent_settings.yaml"
+    OmegaConf.save(OmegaConf.create({"env_servers": urls, "rollout_dir": str(work / "rollouts"),
+                                     "max_new_tokens": int(cfg.explore.max_new_tokens)}), settings)
+    preset_verl = model_preset(str(cfg.model)).get("verl", {})
+    overrides: dict[str, Any] = {
+        **preset_verl,
+        "data.train_files": [str(work / "instructions.parquet")],
+        "data.val_files": [str(work / "instructions.parquet")],
+        "data.max_prompt_length": int(cfg.explore.verl.max_prompt_length),
+        "data.max_response_length": int(cfg.explore.verl.max_response_length),
+        "trainer.val_only": True,
+        "trainer.val_before_train": True,
+        "trainer.total_training_steps": 1,
+        "trainer.save_freq": -1,
+        "trainer.default_local_dir": str(work / "checkpoints"),
+        "trainer.project_name": "openmanus_rl",
+        "trainer.experiment_name": f"agentevol-{directory.name}-explore",
+        "trainer.logger": ["console"],
+        "algorithm.adv_estimator": "grpo",
+        "actor_rollout_ref.rollout.agent.agent_loop_config_path": str(registration),
+        "actor_rollout_ref.rollout.agent.default_agent_loop": AGENT_NAME,
+        "actor_rollout_ref.rollout.val_kwargs.do_sample": True,
+        "actor_rollout_ref.rollout.val_kwargs.temperature": float(cfg.explore.temperature),
+        "actor_rollout_ref.rollout.val_kwargs.top_p": float(cfg.explore.top_p),
+        "actor_rollout_ref.rollout.val_kwargs.n": int(cfg.explore.samples_per_instruction),
+        "data.seed": seed,
+        **OmegaConf.to_container(cfg.explore.verl.overrides),
+    }
+    import sys
+
+    cmd = [sys.executable, "-m", "verl.trainer.main_ppo",
+           *verl_overrides(str(cfg.preset), model_path=model, overrides=overrides)]
+    (work / "verl_command.txt").write_text(" ".join(cmd) + "\n")
+    code = run_verl(cmd, work, {CONFIG_VAR: str(settings)})
+    if code != 0:
+        raise RuntimeError(f"verl exploration failed (exit {code}); command in {work / 'verl_command.txt'}")
+    items = [it for f in sorted((work / "rollouts").glob("*.jsonl")) for it in trajectories.read(f)]
+    for env in envs:
+        mine = sorted((it for it in items if it.get("env") == env),
+                      key=lambda it: (int(it["task_id"]), json.dumps(it["conversations"])))
+        expert_data.write_atomic(directory / "explore" / f"{env}.jsonl", mine)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def filter_successes(envs: Sequence[str], directory: Path) -> None:
+    for env in envs:
+        items = list(trajectories.read(directory / "explore" / f"{env}.jsonl"))
+        kept = expert_data.successful(items, expert_data.success_threshold(env))
+        expert_data.write_atomic(directory / "filtered" / f"{env}.jsonl", kept)
+
+
+def finetune(cfg: DictConfig, init_model: str, files: Sequence[Path], directory: Path) -> None:
+    items = sft.read_items(files)
+    n = sft.write_sft_parquet(items, directory / "sft_data.parquet")
+    if sft.sft_steps(n, int(cfg.sft.epochs), int(cfg.sft.batch_size)) == 0:
+        raise SystemExit(f"agentevol: {n} trajectories are fewer than one SFT batch ({cfg.sft.batch_size})")
+    extra = [f"optim.lr_warmup_steps={int(cfg.sft.get('warmup_steps') or -1)}",
+             *(f"{k}={v}" for k, v in OmegaConf.to_container(cfg.verl).items())]
+    threads = {"OPENMANUS_VERL_CPU_THREADS": str(cfg.sft.threads)} if cfg.sft.get("threads") else {}
+    sft.train(directory / "sft_data.parquet", init_model, directory / "checkpoint", log=directory / "sft.log",
+              epochs=int(cfg.sft.epochs), batch_size=int(cfg.sft.batch_size), lr=float(cfg.sft.lr),
+              max_length=int(cfg.sft.max_length), nproc=int(cfg.sft.nproc), seed=int(cfg.seed) + 1,
+              preset=f"{cfg.preset}_sft", extra=extra, env=threads)
+
+
+# -- report -------------------------------------------------------------------------------------------
+
+
+def rows(out: Path, envs: Sequence[str], iterations: int) -> list[dict[str, Any]]:
+    """One row per finished evaluation: untrained, BC (0), AgentEvol 1..M."""
+    found = []
+    candidates = [("untrained", out / "untrained")] + [(str(k), out / f"iter_{k}") for k in range(iterations + 1)]
+    for name, d in candidates:
+        if not (d / "eval.json").is_file():
+            continue
+        ev = json.loads((d / "eval.json").read_text())
+        row: dict[str, Any] = {"iteration": name, "eval": ev["envs"]}
+        if (d / "filtered").is_dir():
+            row["kept"] = {e: sum(1 for _ in trajectories.read(d / "filtered" / f"{e}.jsonl")) for e in envs}
+            row["explored"] = {e: sum(1 for _ in trajectories.read(d / "explore" / f"{e}.jsonl")) for e in envs}
+        if (d / "sft_data.parquet").is_file():
+            import pyarrow.parquet as pq
+
+            row["sft_items"] = pq.ParquetFile(d / "sft_data.parquet").metadata.num_rows
+        found.append(row)
+    return found
+
+
+def table(found: list[dict[str, Any]], envs: Sequence[str]) -> str:
+    head = ["iteration", "sft data"] + [f"{e} {m}" for e in envs for m in ("success", "reward", "kept")]
+    lines = [" | ".join(head), " | ".join("---" for _ in head)]
+    for r in found:
+        name = {"untrained": "untrained", "0": "0 (BC)"}.get(r["iteration"], r["iteration"])
+        cells = [name, str(r.get("sft_items", "-"))]
+        for e in envs:
+            m = r["eval"][e]
+            kept = f"{r['kept'][e]}/{r['explored'][e]}" if "kept" in r else "-"
+            cells += [f"{100 * m['success_rate']:.1f}%", f"{m['avg_reward']:.3f}", kept]
+        lines.append(" | ".join(cells))
+    return "\n".join(lines)
+
+
+def plot(found: list[dict[str, Any]], envs: Sequence[str], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    iters = [r for r in found if r["iteration"] != "untrained"]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for e in envs:
+        ax.plot([int(r["iteration"]) for r in iters], [100 * r["eval"][e]["success_rate"] for r in iters],
+                marker="o", label=e)
+        base = next((r for r in found if r["iteration"] == "untrained"), None)
+        if base is not None:
+            ax.axhline(100 * base["eval"][e]["success_rate"], linestyle=":", linewidth=1,
+                       color=ax.lines[-1].get_color(), label=f"{e} untrained")
+    ax.set_xlabel("iteration (0 = behaviour cloning)")
+    ax.set_ylabel("test success rate (%)")
+    ax.set_xticks([int(r["iteration"]) for r in iters])
+    ax.set_ylim(0, 100)
+    ax.legend(fontsize=8)
+    ax.set_title("AgentEvol")
+    fig.tight_layout()
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=100, metadata={"Software": None})
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+def report(out: Path, envs: Sequence[str], iterations: int, final: bool = False) -> str:
+    found = rows(out, envs, iterations)
+    text = table(found, envs)
+    if final:
+        write_json(out / "summary.json", {"envs": list(envs), "iterations": iterations, "rows": found})
+        (out / "table.txt").write_text(text + "\n")
+        plot(found, envs, out / "success_rate.png")
+    return text
+
+
+# -- the loop -----------------------------------------------------------------------------------------
+
+
+def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
+    envs = registry.parse_names(str(cfg.env_name))
+    out = Path(cfg.output_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    OmegaConf.save(cfg, out / "agentevol_config.yaml")
+    seed, iterations = int(cfg.seed), int(cfg.iterations)
+    expert_files = [out / "expert" / f"{e}.jsonl" for e in envs]
+    with env_servers([e for e in envs if e not in given]) as started:
+        urls = {**given, **started}
+        substep(out, "expert", lambda: expert_data.collect(envs, out / "expert", int(cfg.data.bc_tasks), urls, seed),
+                "expert trajectories")
+        base = base_model(cfg, out, expert_files)
+        if cfg.eval.untrained:
+            substep(out / "untrained", "eval", lambda: evaluate_model(urls, envs, base, cfg, out / "untrained", seed),
+                    "evaluate the untrained model")
+        model = base
+        for k in range(iterations + 1):
+            d = out / f"iter_{k}"
+            if k == 0:
+                files = expert_files
+            else:
+                prev = model
+                explorer = explore_verl if cfg.explore.backend == "verl" else explore
+                substep(d, "explore",
+                        lambda d=d, prev=prev, k=k, f=explorer: f(urls, envs, prev, cfg, d, seed + 1000 * k),
+                        f"iteration {k}: explore ({cfg.explore.backend})")
+                substep(d, "filter", lambda d=d: filter_successes(envs, d), f"iteration {k}: keep successes")
+                since = range(1, k + 1) if cfg.merge.data == "accumulate" else [k]
+                files = expert_files + [out / f"iter_{j}" / "filtered" / f"{e}.jsonl" for j in since for e in envs]
+            init = base if k == 0 or cfg.merge.init == "base" else model
+            substep(d, "sft", lambda d=d, init=init, files=files: finetune(cfg, init, files, d),
+                    f"iteration {k}: fine-tune{' (behaviour cloning)' if k == 0 else ''}")
+            model = str(sft.hf_dir(d / "checkpoint"))
+            substep(d, "eval", lambda d=d, model=model: evaluate_model(urls, envs, model, cfg, d, seed),
+                    f"iteration {k}: evaluate")
+            print(report(out, envs, iterations), flush=True)
+    print(report(out, envs, iterations, final=True), flush=True)
+    print(f"agentevol: wrote {out / 'table.txt'}, {out / 'success_rate.png'}, {out / 'summary.json'}")
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args, extra = parse_args(argv)
+    cfg = load_config(args, extra)
+    if not cfg.env_name:
+        raise SystemExit("train_agentevol.sh: name the environments with --env_name NAME[,NAME...]")
+    run(cfg, parse_server_args(args.server))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,105 @@
+"""Expert trajectories in AgentTraj form: the behaviour-cloning data of AgentEvol's iteration 0.
+
+    python -m openmanus_rl.expert_data --env maze,wordle [--max-per-env 200] [--out data/expert]
+
+For every environment, the environment's own expert (``/policy_action``) plays train tasks
+``0..N-1`` through the evaluator's episode runner (``openmanus_rl.evaluate``), so each item has the
+training prompt (``prompts.initial_messages``) and ReAct replies (``prompts.format_reply``) with
+``loss`` true on the agent's turns. Only successful episodes are kept (reward at or above the
+environment's ``success_threshold``), at most ``--max-per-env`` of them, written atomically to
+``OUT/<env>.jsonl``. Published AgentTraj files need no conversion: ``trajectories.read`` loads them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentenv import registry
+from openmanus_rl import evaluate, trajectories
+from openmanus_rl.policies import GenerationSettings, PolicySpec, build_policy
+from openmanus_rl.servers import env_servers, parse_server_args
+
+
+def success_threshold(env: str) -> float | None:
+    """The environment's ``success_threshold`` (None when its package is not installed here)."""
+    try:
+        return float(registry.load(env).success_threshold)
+    except Exception:  # a remote-only environment: fall back to the episode success flag
+        return None
+
+
+def successful(items: Iterable[dict[str, Any]], threshold: float | None) -> list[dict[str, Any]]:
+    """Items whose reward reaches ``threshold`` (or, without one, whose ``success`` is true)."""
+    if threshold is None:
+        return [it for it in items if it.get("success")]
+    return [it for it in items if float(it.get("reward", 0.0)) >= threshold]
+
+
+def write_atomic(path: Path, items: Iterable[dict[str, Any]]) -> int:
+    """AgentTraj JSON lines written to a temporary file and renamed: never half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    try:
+        n = trajectories.write(tmp, items)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return n
+
+
+def play(urls: Mapping[str, Sequence[str]], envs: Sequence[str], policy: str | PolicySpec, split: str = "train",
+         tasks: int | None = None, seed: int = 0, concurrency: int = 16, settings: GenerationSettings | None = None,
+         max_turns: int | None = None) -> dict[str, Any]:
+    """The evaluator's result document for ``policy`` on the first ``tasks`` tasks of ``split``."""
+    spec = policy if isinstance(policy, PolicySpec) else evaluate.parse_policy_spec(policy)
+    settings = settings or GenerationSettings(seed=seed)
+    cfg = evaluate.EvalConfig(envs=list(envs), policy=spec, servers={e: list(urls[e]) for e in envs}, split=split,
+                              limit=tasks, concurrency=concurrency, seed=seed, settings=settings, max_turns=max_turns,
+                              progress=False)
+    return asyncio.run(evaluate.evaluate(cfg.servers, build_policy(spec, settings), cfg))
+
+
+def collect(envs: Sequence[str], out_dir: str | Path, max_per_env: int = 200, urls: Mapping[str, Sequence[str]]
+            | None = None, seed: int = 0, concurrency: int = 16) -> dict[str, Path]:
+    """Write ``out_dir/<env>.jsonl`` (successful expert episodes of the train split) for each env."""
+    out = Path(out_dir)
+    if urls is None:
+        with env_servers(envs) as started:
+            return collect(envs, out, max_per_env, started, seed, concurrency)
+    paths = {}
+    for env in envs:
+        result = play(urls, [env], "expert", "train", max_per_env, seed, concurrency)
+        kept = successful(result["trajectories"], success_threshold(env))[:max_per_env]
+        paths[env] = out / f"{env}.jsonl"
+        write_atomic(paths[env], kept)
+        print(f"expert_data: {env}: kept {len(kept)} of {len(result['trajectories'])} expert episodes -> "
+              f"{paths[env]}", flush=True)
+    return paths
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--env", required=True, help="NAME[,NAME...] or all")
+    p.add_argument("--out", default="data/expert", help="directory for <env>.jsonl")
+    p.add_argument("--max-per-env", type=int, default=200, help="size cap per environment (train tasks 0..N-1)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--concurrency", type=int, default=16)
+    p.add_argument("--server", action="append", default=[], help="NAME=URL of a running server (repeatable)")
+    args = p.parse_args(argv)
+    envs = registry.parse_names(args.env)
+    given = parse_server_args(args.server)
+    with env_servers([e for e in envs if e not in given]) as started:
+        collect(envs, args.out, args.max_per_env, {**given, **started}, args.seed, args.concurrency)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

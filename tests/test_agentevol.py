@@ -1,0 +1,205 @@
+"""Expert trajectories, behaviour cloning with verl's SFT trainer, and the AgentEvol loop (train_agentevol.sh).
+
+Real maze servers on loopback, verl's real SFT trainer under torchrun, a tiny model built in code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from openmanus_rl import expert_data, sft, trajectories
+from openmanus_rl.servers import env_servers
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = dict(os.environ, TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1")
+ENV.pop("VERL_PLATFORM", None)
+ENV.pop("OPENMANUS_VERL_CPU", None)
+cpu_only = pytest.mark.skipif(torch.cuda.is_available(), reason="CPU preset tests run on CPU-only hosts")
+
+# a small but complete run: BC on 16 expert episodes, one AgentEvol iteration exploring 24 instructions
+SMALL = ["tiny.hidden_size=32", "tiny.num_layers=1", "tiny.vocab_size=600", "data.bc_tasks=16",
+         "data.explore_tasks=24", "explore.max_new_tokens=16", "eval.tasks=6", "eval.max_new_tokens=16",
+         "sft.epochs=2", "sft.batch_size=8", "sft.max_length=1024"]
+
+
+@pytest.fixture(scope="module")
+def maze_urls():
+    with env_servers(["maze"]) as urls:
+        yield urls
+
+
+@pytest.fixture(scope="module")
+def expert_file(tmp_path_factory, maze_urls):
+    out = tmp_path_factory.mktemp("expert")
+    return expert_data.collect(["maze"], out, max_per_env=12, urls=maze_urls)["maze"]
+
+
+def test_expert_trajectories_are_successful_react_agenttraj_with_a_cap(expert_file):
+    items = list(trajectories.read(expert_file))
+    assert len(items) == 12  # the cap; the maze expert solves every task
+    assert [it["item_id"] for it in items] == [f"maze_{i}" for i in range(12)]
+    for it in items:
+        assert it["success"] and it["reward"] >= 1.0
+        conv = it["conversations"]
+        assert conv[0]["from"] == "human" and conv[0]["value"].startswith("You are an agent in a text environment")
+        assert [t["from"] for t in conv] == ["human", "gpt"] * (len(conv) // 2)
+        assert all(t["loss"] is (t["from"] == "gpt") for t in conv)
+        assert all(t["value"].startswith("Thought: ") and "\nAction: move " in t["value"]
+                   for t in conv if t["from"] == "gpt")
+        assert len(it["actions"]) == len(conv) // 2
+
+
+def test_a_published_json_array_file_loads_unchanged(expert_file, tmp_path):
+    items = list(trajectories.read(expert_file))
+    array = tmp_path / "agenttraj.json"
+    array.write_text(json.dumps([{k: it[k] for k in ("item_id", "conversations")} for it in items]))
+    assert [sft.sft_row(i) for i in sft.read_items([array])] == [sft.sft_row(i) for i in items]
+
+
+def test_only_successes_pass_the_environments_threshold():
+    items = [{"reward": r, "success": s} for r, s in [(1.0, True), (0.0, False), (0.06, True), (0.04, False)]]
+    assert expert_data.success_threshold("maze") == 1.0
+    assert expert_data.successful(items, 1.0) == items[:1]
+    assert expert_data.successful(items, 0.05) == [items[0], items[2]]  # babyai's threshold
+    assert expert_data.successful(items, None) == [items[0], items[2]]  # unknown env: its success flag
+
+
+def test_verl_sft_dataset_trains_on_agent_turns_only(expert_file, tmp_path):
+    from transformers import AutoTokenizer
+
+    from openmanus_rl.sft_dataset import AgentTrajSFTDataset
+    from openmanus_rl.tiny_model import build_tiny_model
+
+    items = list(trajectories.read(expert_file))[:2]
+    items[1]["conversations"][1]["loss"] = False  # AgentTraj may switch single agent turns off
+    path = build_tiny_model(tmp_path / "m", corpus=[t["value"] for it in items for t in it["conversations"]],
+                            hidden_size=32, num_layers=1, vocab_size=600)
+    sft.write_sft_parquet(items, tmp_path / "d.parquet")
+    tok = AutoTokenizer.from_pretrained(path)
+    from omegaconf import OmegaConf
+
+    ds = AgentTrajSFTDataset([str(tmp_path / "d.parquet")], tok, OmegaConf.create(
+        {"max_length": 4096, "truncation": "error", "pad_mode": "no_padding"}))
+    for it, row in zip(items, (ds[0], ds[1]), strict=True):
+        ids, mask = row["input_ids"].tolist(), row["loss_mask"].tolist()
+        trained = [tok.decode([t for t, m in zip(ids, mask, strict=True) if m])]
+        replies = [t["value"] + "<|im_end|>\n" for t in it["conversations"] if t["from"] == "gpt" and t["loss"]]
+        assert trained == ["".join(replies)]  # every reply (with its end token), no observation, no prompt
+    assert tok.decode(ds[1]["input_ids"]).count("Action: move") == len(items[1]["actions"])
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# files whose contents legitimately differ between two identical runs: the trainer's log (timings), verl's
+# FSDP2 shards and optimizer/extra state (torch.save pickles of DTensors: not byte-stable even between two
+# uninterrupted runs; the full weights in huggingface/model.safetensors are compared byte for byte)
+VOLATILE = ("sft.log", "model_world_size_1_rank_0.pt", "extra_state_world_size_1_rank_0.pt")
+
+
+def _run(out: Path, *extra: str, kill_after: str | None = None) -> subprocess.CompletedProcess | None:
+    cmd = [str(ROOT / "train_agentevol.sh"), "--env_name", "maze", "--iterations", "1", "--model", "tiny",
+           "--output_dir", str(out), *SMALL, *extra]
+    if kill_after is None:
+        return subprocess.run(cmd, capture_output=True, text=True, env=ENV, cwd=out.parent, timeout=600)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV, cwd=out.parent,
+                            start_new_session=True)
+    deadline = time.time() + 600
+    while not (out / kill_after).exists():
+        assert proc.poll() is None, "the run ended before the point where the test kills it"
+        assert time.time() < deadline
+        time.sleep(0.2)
+    time.sleep(3)  # well inside the next sub-step (verl's SFT trainer is starting up)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+    return None
+
+
+@cpu_only
+def test_agentevol_runs_and_a_killed_run_resumes_to_the_same_files(tmp_path):
+    full, resumed = tmp_path / "full", tmp_path / "resumed"
+    t0 = time.time()
+    done = _run(full)
+    seconds = time.time() - t0
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+
+    # the outputs of an uninterrupted run
+    for k in (0, 1):
+        ev = json.loads((full / f"iter_{k}" / "eval.json").read_text())
+        assert set(ev["envs"]["maze"]) >= {"success_rate", "avg_reward", "episodes"}
+        assert ev["envs"]["maze"]["episodes"] == 6
+        ckpt = full / f"iter_{k}" / "checkpoint"
+        assert (sft.hf_dir(ckpt) / "model.safetensors").is_file()
+        losses = sft.losses(full / f"iter_{k}" / "sft.log")
+        assert len(losses) >= 2 and losses[-1] < losses[0]
+    # the checkpoint loads as the evaluator's verl: policy (and its huggingface/ as hf: / train_ppo --model)
+    from openmanus_rl.policies import GenerationSettings, PolicySpec, build_policy
+
+    assert build_policy(PolicySpec("verl", str(full / "iter_1" / "checkpoint")), GenerationSettings()).name
+    explored = list(trajectories.read(full / "iter_1" / "explore" / "maze.jsonl"))
+    kept = list(trajectories.read(full / "iter_1" / "filtered" / "maze.jsonl"))
+    assert len(explored) == 24 and all(it["success"] for it in kept) and {it["item_id"] for it in kept} <= {
+        it["item_id"] for it in explored if it["success"]}
+    import pandas as pd
+
+    assert len(pd.read_parquet(full / "iter_0" / "sft_data.parquet")) == 16
+    assert len(pd.read_parquet(full / "iter_1" / "sft_data.parquet")) == 16 + len(kept)
+    table = (full / "table.txt").read_text()
+    assert "untrained" in table and "0 (BC)" in table and "\n1 | " in table and table in done.stdout
+    assert (full / "success_rate.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    summary = json.loads((full / "summary.json").read_text())
+    assert [r["iteration"] for r in summary["rows"]] == ["untrained", "0", "1"]
+
+    # killed during iteration 1's fine-tuning (after its exploration), then resumed
+    _run(resumed, kill_after="iter_1/.done/filter")
+    assert not (resumed / "iter_1" / ".done" / "sft").exists() and not (resumed / "table.txt").exists()
+    again = _run(resumed)
+    assert again.returncode == 0, again.stdout[-4000:] + again.stderr[-4000:]
+    for step in ("expert trajectories", "evaluate the untrained model", "iteration 0: fine-tune",
+                 "iteration 1: explore (hf)", "iteration 1: keep successes"):
+        assert f"agentevol: {step}" in again.stdout and f"{step}: done already, skipped" in again.stdout.replace(
+            "fine-tune (behaviour cloning)", "fine-tune")
+    assert "agentevol: iteration 1: fine-tune ..." in again.stdout  # the interrupted sub-step is redone
+
+    a, b = _tree(full), _tree(resumed)
+    assert sorted(a) == sorted(b)  # same file set: nothing lost, no leftovers of the killed sub-step
+    differ = sorted(f for f in a if a[f] != b[f])
+    assert all(Path(f).name in VOLATILE or f == "agentevol_config.yaml" for f in differ), differ
+    assert any(f.endswith("huggingface/model.safetensors") for f in a)
+    print(f"\nAgentEvol small run: {seconds:.0f} s; files differing after resume: {differ}")
+
+
+@cpu_only
+def test_exploration_through_verl_validation_only_with_the_openmanus_agent_loop(tmp_path, maze_urls, expert_file):
+    """explore.backend=verl: verl's main_ppo (val_only) samples n trajectories per instruction through the
+    OpenManus agent loop and the rollout replicas; the loop's log becomes explore/<env>.jsonl."""
+    from omegaconf import OmegaConf
+
+    from openmanus_rl import agentevol
+
+    args, extra = agentevol.parse_args(["--env_name", "maze", "--output_dir", str(tmp_path), "data.explore_tasks=3",
+                                        "explore.samples_per_instruction=2", "explore.max_new_tokens=8",
+                                        "explore.verl.max_response_length=256", "tiny.hidden_size=32",
+                                        "tiny.num_layers=1", "tiny.vocab_size=600"])
+    cfg = agentevol.load_config(args, extra)
+    model = agentevol.base_model(cfg, tmp_path, [expert_file])
+    agentevol.explore_verl(maze_urls, ["maze"], model, cfg, tmp_path / "iter_1", seed=1)
+    items = list(trajectories.read(tmp_path / "iter_1" / "explore" / "maze.jsonl"))
+    assert sorted(it["item_id"] for it in items) == ["maze_0", "maze_0", "maze_1", "maze_1", "maze_2", "maze_2"]
+    for it in items:
+        assert it["split"] == "train" and it["conversations"][0]["from"] == "human"
+        assert [t["from"] for t in it["conversations"][1:3]] == ["gpt", "human"][: len(it["conversations"]) - 1]
+        assert it["turns"] >= 1 and it["success"] is False  # an untrained model does not solve a maze
+    assert not (tmp_path / "iter_1" / "explore_verl.partial").exists()
+    assert OmegaConf.select(cfg, "explore.backend") == "hf"  # the default stays the seeded evaluator runner
