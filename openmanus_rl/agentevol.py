@@ -58,20 +58,11 @@ EVAL_KEYS = ("episodes", "success_rate", "avg_reward", "avg_turns", "invalid_rat
 
 
 def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
-    p = argparse.ArgumentParser(prog="train_agentevol.sh", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--env_name", "--env-name")
+    from openmanus_rl.train import launcher_parser, parse_launcher_args
+
+    p = launcher_parser("train_agentevol.sh", __doc__.split("\n\n")[0], "agentevol.yaml")
     p.add_argument("--iterations", type=int)
-    p.add_argument("--model", help="tiny, a preset in configs/model/, a local path or a hub name")
-    p.add_argument("--output_dir", "--output-dir")
-    p.add_argument("--preset", help="auto | cpu | gpu")
-    p.add_argument("--server", action="append", default=[], help="NAME=URL of a running environment server")
-    p.add_argument("--config", default=None, help="experiment YAML (default: configs/agentevol.yaml)")
-    args, rest = p.parse_known_args(argv)
-    bad = [a for a in rest if "=" not in a or a.startswith("-")]
-    if bad:
-        p.error(f"unrecognized arguments: {' '.join(bad)} (settings are passed as key=value)")
-    return args, rest
+    return parse_launcher_args(p, argv)
 
 
 def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:

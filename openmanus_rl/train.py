@@ -35,24 +35,36 @@ from openmanus_rl.verl_cpu.presets import config_dir, default_preset, verl_overr
 TOP_LEVEL_FLAGS = ("env_name", "algo", "model", "steps", "output_dir", "preset", "replicas")
 
 
-def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
-    p = argparse.ArgumentParser(prog="train_ppo.sh", description=__doc__,
+def launcher_parser(prog: str, description: str, config_name: str) -> argparse.ArgumentParser:
+    """The flags every launcher (train_ppo.sh, train_agentevol.sh) shares."""
+    p = argparse.ArgumentParser(prog=prog, description=description,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--env_name", "--env-name")
-    p.add_argument("--algo", choices=["grpo", "ppo"])
     p.add_argument("--model", help="tiny, a preset in configs/model/, a local path or a hub name")
-    p.add_argument("--steps", type=int)
     p.add_argument("--output_dir", "--output-dir")
     p.add_argument("--preset", help="auto | cpu | gpu")
-    p.add_argument("--replicas", type=int, help="server processes per environment")
     p.add_argument("--server", action="append", default=[], help="NAME=URL of a running environment server")
-    p.add_argument("--config", default=None, help="experiment YAML (default: configs/ppo.yaml)")
-    p.add_argument("--dry_run", "--dry-run", action="store_true", help="print the verl command and exit")
+    p.add_argument("--config", default=None, help=f"experiment YAML (default: configs/{config_name})")
+    return p
+
+
+def parse_launcher_args(p: argparse.ArgumentParser, argv: Sequence[str] | None,
+                        what: str = "settings") -> tuple[argparse.Namespace, list[str]]:
+    """Flags, plus the ``key=value`` settings that follow them; anything else is an error."""
     args, rest = p.parse_known_args(argv)
     bad = [a for a in rest if "=" not in a or a.startswith("-")]
     if bad:
-        p.error(f"unrecognized arguments: {' '.join(bad)} (verl settings are passed as key=value)")
+        p.error(f"unrecognized arguments: {' '.join(bad)} ({what} are passed as key=value)")
     return args, rest
+
+
+def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    p = launcher_parser("train_ppo.sh", __doc__, "ppo.yaml")
+    p.add_argument("--algo", choices=["grpo", "ppo"])
+    p.add_argument("--steps", type=int)
+    p.add_argument("--replicas", type=int, help="server processes per environment")
+    p.add_argument("--dry_run", "--dry-run", action="store_true", help="print the verl command and exit")
+    return parse_launcher_args(p, argv, "verl settings")
 
 
 def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
