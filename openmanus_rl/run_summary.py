@@ -14,6 +14,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from agentenv.rollout import summarize_outcomes
+
 _STEP_FILE = re.compile(r"^(val_)?step_(\d+)\.jsonl$")
 
 
@@ -23,18 +25,9 @@ def summarize_file(path: Path) -> dict[str, dict[str, float]]:
         if line.strip():
             item = json.loads(line)
             per_env[item["env"]].append(item)
-    out = {}
-    for env, items in sorted(per_env.items()):
-        n = len(items)
-        turns = sum(i["turns"] for i in items)
-        out[env] = {
-            "episodes": n,
-            "success_rate": round(sum(bool(i["success"]) for i in items) / n, 4),
-            "avg_reward": round(sum(i["reward"] for i in items) / n, 4),
-            "avg_turns": round(turns / n, 2),
-            "invalid_rate": round(sum(i["invalid_actions"] for i in items) / max(1, turns), 4),
-        }
-    return out
+    return {env: summarize_outcomes([(bool(i["success"]), i["reward"], i["turns"], i["invalid_actions"])
+                                     for i in items])
+            for env, items in sorted(per_env.items())}
 
 
 def format_line(label: str, summary: dict[str, dict[str, float]]) -> str:

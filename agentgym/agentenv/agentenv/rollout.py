@@ -116,16 +116,23 @@ async def run_episodes(pool: EnvPool, env: str, task_ids: Sequence[int], policy:
         bar.close()
 
 
-def summarize(episodes: Sequence[Episode]) -> dict[str, float | int]:
-    n = len(episodes)
+def summarize_outcomes(outcomes: Sequence[tuple[bool, float, int, int]]) -> dict[str, float | int]:
+    """Success rate, average reward and turns, invalid-action rate of episodes given as
+    ``(success, reward, turns, invalid_actions)``."""
+    n = len(outcomes)
 
     def mean(xs: Sequence[float]) -> float:
         return round(sum(xs) / n, 4) if n else math.nan
 
+    turns = sum(o[2] for o in outcomes)
     return {
         "episodes": n,
-        "success_rate": mean([float(e.success) for e in episodes]),
-        "avg_reward": mean([e.reward for e in episodes]),
-        "avg_turns": mean([float(e.num_turns) for e in episodes]),
-        "invalid_rate": round(sum(e.invalid_actions for e in episodes) / max(1, sum(e.num_turns for e in episodes)), 4),
+        "success_rate": mean([float(o[0]) for o in outcomes]),
+        "avg_reward": mean([o[1] for o in outcomes]),
+        "avg_turns": mean([float(o[2]) for o in outcomes]),
+        "invalid_rate": round(sum(o[3] for o in outcomes) / max(1, turns), 4),
     }
+
+
+def summarize(episodes: Sequence[Episode]) -> dict[str, float | int]:
+    return summarize_outcomes([(e.success, e.reward, e.num_turns, e.invalid_actions) for e in episodes])
