@@ -81,12 +81,15 @@ class EvalConfig:
 
 def replies(ep: Episode) -> list[str]:
     """What the policy said each turn: an LLM's raw replies; for scripted policies, which have none,
-    the action in the ReAct form the prompts ask for (``prompts.format_reply``), so their
-    trajectories train a model that answers the way the parser reads."""
+    the action (with the expert's thought where the environment gives one) in the ReAct form the
+    prompts ask for (``prompts.format_reply``), so their trajectories train a model that answers
+    the way the parser reads."""
     recorded = ep.meta.get("replies")
     if recorded is not None:
         return list(recorded)
-    return [prompts.format_reply(t.action) for t in ep.turns]
+    thoughts = list(ep.meta.get("thoughts") or [])
+    thoughts += [None] * (len(ep.turns) - len(thoughts))
+    return [prompts.format_reply(t.action, thought) for t, thought in zip(ep.turns, thoughts, strict=False)]
 
 
 def conversation(ep: Episode) -> list[dict[str, str]]:

@@ -34,7 +34,7 @@ from openmanus_rl.evaluate import main as eval_main
 from openmanus_rl.policies import PolicySpecError, parse_policy_spec
 
 ENVS = ("maze", "wordle", "babyai")
-FULL = {"maze": 25, "wordle": 25, "babyai": 90}
+FULL = {"maze": 100, "wordle": 25, "babyai": 90}
 
 
 # -- helpers ---------------------------------------------------------------------------------------

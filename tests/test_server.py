@@ -47,7 +47,9 @@ def test_episode_through_every_route(client):
     assert step.info == {"success": False, "score": 0.0, "valid": True, "turn": 1}
     assert client.step(created.env_id, "nonsense").valid is False
     assert client.policy_action(created.env_id, "expert") == "finish"
-    assert client.policy_action(created.env_id, "random") in ("finish", "wait")
+    assert client.suggest(created.env_id, "expert").thought == "2 actions so far; time to finish"
+    random_choice = client.suggest(created.env_id, "random")
+    assert random_choice.action in ("finish", "wait") and random_choice.thought is None
     reset = client.reset(created.env_id, 4)  # keeps the split
     assert reset.env_id == created.env_id and reset.observation.startswith("task test/4")
     final = client.step(created.env_id, "finish")

@@ -44,6 +44,9 @@ class EchoEnv(Environment):
     def expert_action(self):
         return "finish"
 
+    def expert_thought(self):
+        return f"{len(self.history)} actions so far; time to finish"
+
 
 class CloseCounterEnv(EchoEnv):
     """Counts closes, to prove expiry and shutdown free environments."""

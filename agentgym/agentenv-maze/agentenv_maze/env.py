@@ -18,6 +18,8 @@ ACTIONS = [f"move {d}" for d in MOVES]
 _ACTION_RE = re.compile(r"^(?:action\s*:\s*)?(?:(?:move|go)\s+)?(up|down|left|right)$")
 _STRIP = " \t\r\n\"'`*.!?,;:()[]{}<>"
 _WALL_WORDS = {"up": "above you", "down": "below you", "left": "to your left", "right": "to your right"}
+#: where a move came from, for the expert's thought: after "move down" you came from above
+_CAME_FROM = {"up": "below", "down": "above", "left": "the right", "right": "the left"}
 
 
 def parse_action(action: str) -> str | None:
@@ -50,6 +52,7 @@ class MazeEnv(Environment):
         self._task: MazeTask | None = None
         self._pos: Cell = (0, 0)
         self._done = False
+        self._last_move: str | None = None  # direction of the last move that changed the position
         self._obs = ""
 
     @classmethod
@@ -60,7 +63,7 @@ class MazeEnv(Environment):
     # -- episode ---------------------------------------------------------------------------
     def reset(self, task_id: int, split: Split = "train", seed: int | None = None) -> tuple[str, dict[str, Any]]:
         task = generate(split, task_id)  # IndexError for an out-of-range id
-        self._task, self._pos, self._done = task, task.start, False
+        self._task, self._pos, self._done, self._last_move = task, task.start, False, None
         self._obs = self._instruction(task) + "\n\n" + self._where()
         info = {
             "task_id": task_id,
@@ -91,7 +94,7 @@ class MazeEnv(Environment):
         if hit_wall:
             self._obs = f"You hit a wall moving {direction} and did not move. " + self._where()
         else:
-            self._pos = nxt
+            self._pos, self._last_move = nxt, direction
             if nxt == task.goal:
                 self._done = True
                 self._obs = f"You moved {direction} and reached the goal at {nxt}. Well done!"
@@ -122,6 +125,19 @@ class MazeEnv(Environment):
                 return f"move {direction}"
         return ACTIONS[0]  # at the goal: the episode is over, any action will do
 
+    def expert_thought(self) -> str:
+        """What the expert can say without the map: where the goal lies, which ways are open and
+        where it came from. These are the facts a memoryless agent needs (a policy of them alone
+        solves most mazes), so a small model cloning the expert learns to state them, then act."""
+        task = self._require_task()
+        (r, c), (gr, gc) = self._pos, task.goal
+        towards = [w for w in ("down" if gr > r else "up" if gr < r else "",
+                               "right" if gc > c else "left" if gc < c else "") if w]
+        thought = f"The goal is {' and '.join(towards) or 'here'}. I can move {_join(self._free(), 'or')}."
+        if self._last_move is not None:
+            thought += f" I came from {_CAME_FROM[self._last_move]}."
+        return thought
+
     # -- text ------------------------------------------------------------------------------
     @staticmethod
     def _instruction(task: MazeTask) -> str:
@@ -138,9 +154,8 @@ class MazeEnv(Environment):
     def _where(self) -> str:
         task = self._require_task()
         r, c = self._pos
-        blocked, free = [], []
-        for direction, (dr, dc) in MOVES.items():
-            (free if (r + dr, c + dc) in task.open_cells else blocked).append(direction)
+        free = self._free()
+        blocked = [d for d in MOVES if d not in free]
         text = f"You are at ({r}, {c}). The goal is at ({task.goal[0]}, {task.goal[1]})."
         if blocked:
             text += f" There {'is a wall' if len(blocked) == 1 else 'are walls'} "
@@ -148,6 +163,11 @@ class MazeEnv(Environment):
         if free:
             text += f" You can move {_join(free, 'or')}."
         return text
+
+    def _free(self) -> list[str]:
+        task = self._require_task()
+        r, c = self._pos
+        return [d for d, (dr, dc) in MOVES.items() if (r + dr, c + dc) in task.open_cells]
 
     def _require_task(self) -> MazeTask:
         if self._task is None:

@@ -20,7 +20,7 @@ MIN_SIDE, MAX_SIDE = 6, 7
 MIN_DIST, MAX_DIST = 5, 10
 #: extra walls knocked out after carving, so some mazes have more than one route
 MAX_LOOPS = 2
-NUM_TASKS = {"train": 5000, "test": 25}
+NUM_TASKS = {"train": 5000, "test": 100}
 
 Cell = tuple[int, int]
 # (row, column) offsets; "up" decreases the row, as on a printed map

@@ -24,7 +24,7 @@ def test_registry_and_sizes():
     from agentenv import registry
 
     assert registry.load("maze") is MazeEnv
-    assert MazeEnv.num_tasks("test") == 25
+    assert MazeEnv.num_tasks("test") == 100
     assert MazeEnv.num_tasks("train") >= 1000
     assert MazeEnv.max_turns <= 50
     with pytest.raises(ValueError):
@@ -147,6 +147,34 @@ def test_expert_solves_test_split():
     env = MazeEnv()
     wins = [run_episode(env, i, "test", lambda e: e.expert_action())[1] for i in range(NUM_TASKS["test"])]
     assert sum(wins) / len(wins) >= 0.95
+
+
+def test_expert_thought_states_goal_direction_open_ways_and_where_it_came_from():
+    env = MazeEnv()
+    obs, _ = env.reset(4, "test")
+    task = generate("test", 4)
+    r, c = task.start
+    first = env.expert_thought()
+    assert "came from" not in first
+    vertical = "down" if task.goal[0] > r else "up" if task.goal[0] < r else None
+    horizontal = "right" if task.goal[1] > c else "left" if task.goal[1] < c else None
+    assert first.startswith("The goal is " + " and ".join(w for w in (vertical, horizontal) if w) + ".")
+    # the open ways are the observation's own words
+    assert first.split(". ")[1].rstrip(".") == obs.rsplit(". ", 1)[-1].rstrip(".").replace("You can", "I can")
+    came_from = {"up": "below", "down": "above", "left": "the right", "right": "the left"}
+    while True:
+        action = env.expert_action()
+        result = env.step(action)
+        if result.done:
+            break
+        assert env.expert_thought().endswith(f"I came from {came_from[action.split()[1]]}.")
+    # a move into a wall leaves the remembered direction as it was
+    env.reset(4, "test")
+    env.step(env.expert_action())
+    before = env.expert_thought()
+    wall = next(d for d in MOVES if d not in before.split(". ")[1])
+    assert env.step(f"move {wall}").info["hit_wall"]
+    assert env.expert_thought() == before
 
 
 def test_random_policy_mostly_fails():

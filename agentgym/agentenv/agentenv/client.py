@@ -73,6 +73,18 @@ def _created_from(body: dict) -> Created:
 
 
 @dataclass
+class Suggestion:
+    """A scripted policy's answer (``/policy_action``)."""
+
+    action: str
+    thought: str | None = None
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> Suggestion:
+        return cls(body["action"], body.get("thought"))
+
+
+@dataclass
 class _Retry:
     """Decides, after each attempt, whether to try again (shared by both clients)."""
 
@@ -158,8 +170,12 @@ class EnvClient(_ClientBase):
         return self.request("GET", "/available_actions", params={"env_id": env_id}, idempotent=True)["actions"]
 
     def policy_action(self, env_id: str, policy: str = "expert") -> str:
+        return self.suggest(env_id, policy).action
+
+    def suggest(self, env_id: str, policy: str = "expert") -> Suggestion:
+        """The scripted policy's next action and (expert only, where the environment has one) thought."""
         params = {"env_id": env_id, "policy": policy}
-        return self.request("GET", "/policy_action", params=params, idempotent=True)["action"]
+        return Suggestion.from_body(self.request("GET", "/policy_action", params=params, idempotent=True))
 
     def close(self, env_id: str) -> None:
         self.request("POST", "/close", json={"env_id": env_id}, idempotent=False)
@@ -274,8 +290,11 @@ class AsyncEnvClient(_ClientBase):
         return body["actions"]
 
     async def policy_action(self, env_id: str, policy: str = "expert") -> str:
+        return (await self.suggest(env_id, policy)).action
+
+    async def suggest(self, env_id: str, policy: str = "expert") -> Suggestion:
         params = {"env_id": env_id, "policy": policy}
-        return (await self.request("GET", "/policy_action", params=params, idempotent=True))["action"]
+        return Suggestion.from_body(await self.request("GET", "/policy_action", params=params, idempotent=True))
 
     async def close(self, env_id: str) -> None:
         await self.request("POST", "/close", json={"env_id": env_id}, idempotent=False)
@@ -313,6 +332,9 @@ class EnvSession:
 
     async def policy_action(self, policy: str = "expert") -> str:
         return await self.client.policy_action(self.env_id, policy)
+
+    async def suggest(self, policy: str = "expert") -> Suggestion:
+        return await self.client.suggest(self.env_id, policy)
 
     async def close(self) -> None:
         if not self.closed:

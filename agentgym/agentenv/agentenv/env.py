@@ -77,6 +77,13 @@ class Environment(ABC):
         expert trajectories). Environments without an expert leave it unimplemented."""
         raise NotImplementedError(f"environment {self.name!r} has no expert")
 
+    def expert_thought(self) -> str | None:
+        """Why the expert takes its next action, as an agent could reason it from what it has seen
+        (asked just before :meth:`expert_action`). It becomes the ``Thought:`` of expert
+        trajectories, so a model cloning them learns to state what matters before it acts.
+        None: the expert has nothing to say (a generic thought is used)."""
+        return None
+
     def random_action(self, rng: random.Random) -> str:
         """A uniformly random action; environments with an open action space override it."""
         actions = self.available_actions()

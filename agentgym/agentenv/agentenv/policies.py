@@ -37,13 +37,28 @@ class Policy(ABC):
 
 
 class ServerPolicy(Policy):
-    """A policy the environment itself implements (``expert`` or ``random``)."""
+    """A policy the environment itself implements (``expert`` or ``random``).
+
+    The expert's thoughts (``Environment.expert_thought``; None where it gives none) are kept per turn
+    in ``episode.meta["thoughts"]``: expert trajectories write them as the replies' ``Thought:``.
+    """
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self._thoughts: dict[int, list[str | None]] = {}  # per open session (concurrent episodes)
+
+    async def begin(self, session: EnvSession, episode: Episode) -> None:
+        self._thoughts[id(session)] = episode.meta["thoughts"] = []
 
     async def act(self, session: EnvSession, observation: str) -> str:
-        return await session.policy_action(self.name)
+        suggestion = await session.suggest(self.name)
+        thoughts = self._thoughts.get(id(session))
+        if thoughts is not None:
+            thoughts.append(suggestion.thought)
+        return suggestion.action
+
+    async def end(self, session: EnvSession, episode: Episode, error: BaseException | None) -> None:
+        self._thoughts.pop(id(session), None)
 
 
 SCRIPTED = ("expert", "random")

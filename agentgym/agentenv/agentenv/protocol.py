@@ -89,9 +89,11 @@ class CloseResponse(BaseModel):
 
 
 class PolicyActionResponse(BaseModel):
-    """Extension route ``GET /policy_action``: what a scripted policy would do now."""
+    """Extension route ``GET /policy_action``: what a scripted policy would do now, and (expert only,
+    where the environment gives one) why."""
 
     action: str
+    thought: str | None = None
 
 
 class ErrorBody(BaseModel):

@@ -269,14 +269,15 @@ class EnvService:
         async with sess.lock:
             return list(await self.run(sess.env.available_actions))
 
-    async def policy_action(self, env_id: str, policy: str) -> str:
+    async def policy_action(self, env_id: str, policy: str) -> tuple[str, str | None]:
+        """The scripted policy's action and, for the expert, its thought (one job, under the lock)."""
         sess = self.sessions.get(env_id)
         async with sess.lock:
             if sess.done:
                 raise EpisodeDone(f"episode of {env_id} has ended")
             if policy == "expert":
-                return await self.run(sess.env.expert_action)
-            return await self.run(sess.env.random_action, sess.rng)
+                return await self.run(_expert_decision, sess.env)
+            return await self.run(sess.env.random_action, sess.rng), None
 
     async def close(self, env_id: str) -> None:
         sess = self.sessions.pop(env_id)
@@ -302,6 +303,11 @@ class EnvService:
         for sess in self.sessions.pop_all():
             await self._close_env(sess)
         self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _expert_decision(env: Environment) -> tuple[str, str | None]:
+    thought = env.expert_thought()
+    return env.expert_action(), thought
 
 
 def _batch_error(err: AgentEnvError) -> dict:
@@ -388,7 +394,8 @@ def create_app(env_cls: type[Environment], config: ServerConfig | None = None) -
 
     @app.get("/policy_action", response_model=PolicyActionResponse)
     async def policy_action(env_id: str = Query(...), policy: str = Query("expert", pattern="^(expert|random)$")):
-        return {"action": await service.policy_action(env_id, policy)}
+        action, thought = await service.policy_action(env_id, policy)
+        return {"action": action, "thought": thought}
 
     @app.post("/close", response_model=CloseResponse)
     async def close(req: CloseRequest):
