@@ -72,6 +72,13 @@ class Episode:
     gen_seconds: float = 0.0
     global_steps: int | None = None  # weight version that generated it
     train_step: int | None = None  # the trainer step whose batch it belongs to
+    #: the row's ``extra_info.sample_seed``: each turn samples with a seed derived from it, so the
+    #: episode repeats exactly whatever else shares the batch (AgentEvol's exploration); None: unseeded
+    sample_seed: int | None = None
+    sample: int | None = None  # the row's ``extra_info.sample`` (which draw for its instruction), logged
+
+    def turn_seed(self) -> int | None:
+        return None if self.sample_seed is None else (self.sample_seed * 1_000_003 + self.turns) % (1 << 62)
 
     @property
     def turns(self) -> int:
@@ -131,6 +138,8 @@ class OpenManusAgentLoop(AgentLoopBase):
         self.max_new_tokens = int(settings.get("max_new_tokens", 512))  # per model turn
         self.response_length = self.rollout_config.response_length
         self.eos_id = self.tokenizer.eos_token_id
+        # the per-request sampling seed's name: vLLM's SamplingParams (and the CPU replica) say seed, SGLang's
+        self.seed_key = "sampling_seed" if getattr(self.rollout_config, "name", None) == "sglang" else "seed"
 
     # -- servers ---------------------------------------------------------------------------
 
@@ -160,9 +169,10 @@ class OpenManusAgentLoop(AgentLoopBase):
         env, split, task_id = extra["env_name"], extra.get("split", "train"), int(extra["task_id"])
         style = rewards.style_of(_plain(kwargs.get("reward_model")))
         messages = [dict(m) for m in _plain(kwargs["raw_prompt"])]
+        seeded = {k: int(extra[k]) for k in ("sample_seed", "sample") if extra.get(k) is not None}
         for attempt in range(self.episode_retries + 1):
             try:
-                output, episode = await self._episode(env, split, task_id, messages, sampling_params)
+                output, episode = await self._episode(env, split, task_id, messages, sampling_params, **seeded)
                 break
             except Exception as e:  # the environment side failed: replay the episode, never score it 0
                 if attempt == self.episode_retries or not server_failed(e):
@@ -186,11 +196,12 @@ class OpenManusAgentLoop(AgentLoopBase):
         return output
 
     async def _episode(self, env: str, split: str, task_id: int, messages: list[dict[str, str]],
-                       sampling_params: dict[str, Any]) -> tuple[AgentLoopOutput, Episode]:
+                       sampling_params: dict[str, Any], sample_seed: int | None = None,
+                       sample: int | None = None) -> tuple[AgentLoopOutput, Episode]:
         pool = self._pool(env)
         max_turns = await self._turn_limit(env, pool)
         request_id = uuid4().hex
-        episode = Episode(env, task_id, split, list(messages))
+        episode = Episode(env, task_id, split, list(messages), sample_seed=sample_seed, sample=sample)
         token_ids = await self.ct_build_initial_tokens(messages)
         prompt_len = len(token_ids)
         mask: list[int] = []
@@ -207,9 +218,11 @@ class OpenManusAgentLoop(AgentLoopBase):
                 if budget <= 0:
                     break
                 t0 = time.perf_counter()
+                params = {**sampling_params, "max_tokens": min(budget, self.max_new_tokens)}
+                if episode.sample_seed is not None:
+                    params[self.seed_key] = episode.turn_seed()
                 out = await self.server_manager.generate(request_id=request_id, prompt_ids=token_ids,
-                                                         sampling_params={**sampling_params, "max_tokens":
-                                                                          min(budget, self.max_new_tokens)})
+                                                         sampling_params=params)
                 episode.gen_seconds += time.perf_counter() - t0
                 versions = _weight_versions(out.extra_fields)
                 if "min_global_steps" not in weights:
@@ -304,7 +317,8 @@ class OpenManusAgentLoop(AgentLoopBase):
             env=episode.env, split=episode.split, task_id=episode.task_id, step=step, actions=episode.actions,
             training_reward=training_reward, turns=episode.turns, done=episode.done, score=episode.score,
             invalid_actions=episode.invalid_actions, format_errors=episode.format_errors,
-            env_seconds=round(episode.env_seconds, 4), gen_seconds=round(episode.gen_seconds, 4))
+            env_seconds=round(episode.env_seconds, 4), gen_seconds=round(episode.gen_seconds, 4),
+            **({"sample": episode.sample} if episode.sample is not None else {}))
         _append_line(self.rollout_dir / f"{prefix}_{step}.jsonl", json.dumps(item, ensure_ascii=False))
 
 

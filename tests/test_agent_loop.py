@@ -170,6 +170,28 @@ def test_unparseable_reply_is_sent_as_is_and_counted(tokenizer, maze):
     assert out.response_logprobs is None
 
 
+def test_a_rows_sample_seed_seeds_every_turn_and_is_logged(tokenizer, maze, tmp_path):
+    """AgentEvol's exploration rows carry ``sample_seed``: each turn's request gets its own seed derived from it
+    (the same row always samples the same episode, whatever shares the batch); rows without one stay unseeded."""
+    url = maze[0].url
+    settings = {"env_servers": {"maze": [url]}, "max_turns": 3, "rollout_dir": str(tmp_path / "rollouts")}
+
+    def seeds(extra):
+        model = ScriptedModel(tokenizer, [prompts.format_reply("move left")])
+        kwargs = row("maze", 4, first_observation(url, "maze", 4), split="train")
+        kwargs["extra_info"].update(extra)
+        play(tokenizer, model, settings, {"temperature": 1.0}, kwargs)
+        return [params.get("seed") for _, params in model.calls]
+
+    first = seeds({"sample_seed": 12345, "sample": 1})
+    assert len(first) == 3 and len(set(first)) == 3 and all(isinstance(x, int) for x in first)
+    assert seeds({"sample_seed": 12345, "sample": 1}) == first
+    assert set(seeds({"sample_seed": 12346, "sample": 0})).isdisjoint(first)
+    assert seeds({}) == [None, None, None]
+    logged = [json.loads(line) for line in (tmp_path / "rollouts" / "step_3.jsonl").read_text().splitlines()]
+    assert [it.get("sample") for it in logged] == [1, 1, 0, None]
+
+
 def test_response_budget_ends_on_a_model_token(tokenizer, maze):
     url = maze[0].url
     model = ScriptedModel(tokenizer, [prompts.format_reply("move left")])
