@@ -9,11 +9,12 @@ fine-tuned on them with ``verl.trainer.sft_trainer`` (``openmanus_rl.sft``). Ite
 
 1. explore: the model of iteration k-1 samples ``explore.samples_per_instruction`` trajectories per
    instruction of train tasks ``0..data.explore_tasks-1`` (a wider set than BC's) at
-   ``explore.temperature``, with the training prompts and action parser. ``explore.backend: hf`` (default)
-   uses the evaluator's episode runner (batched transformers ``generate``, seeded per episode and turn, so
-   reruns repeat exactly); ``explore.backend: verl`` runs verl's ``main_ppo`` in validation-only mode
-   (``trainer.val_only``, ``rollout.val_kwargs``) with the OpenManus agent loop and verl's rollout
-   replicas (the PPO path; vLLM/SGLang on GPUs) and collects the loop's AgentTraj rollout log;
+   ``explore.temperature``, with the training prompts and action parser. ``explore.backend: verl``
+   (default) runs verl's ``main_ppo`` in validation-only mode (``trainer.val_only``,
+   ``rollout.val_kwargs``) with the OpenManus agent loop and verl's rollout replicas (the PPO path;
+   vLLM/SGLang on GPUs) and collects the loop's AgentTraj rollout log; ``explore.backend: hf`` uses the
+   evaluator's episode runner (batched transformers ``generate``, no Ray). Both seed every episode and
+   turn from (seed, task, draw), so reruns repeat exactly;
 2. filter: keeps the trajectories whose reward reaches the environment's ``success_threshold``;
 3. fine-tune: from the base model on initial data + this iteration's successes (``merge.data: current``,
    ``merge.init: base``: the paper's strategy; ``accumulate`` / ``previous`` are the alternatives);
@@ -198,8 +199,11 @@ def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cf
     work = directory / "explore_verl.partial"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    rows = [r for env in envs
-            for r in asyncio.run(datasets.task_rows(env, "train", urls[env], int(cfg.data.explore_tasks)))]
+    samples = int(cfg.explore.samples_per_instruction)
+    rows = [{**r, "extra_info": {**r["extra_info"], "sample": j, "sample_seed": sample_seed(seed, env, r, j)}}
+            for env in envs
+            for r in asyncio.run(datasets.task_rows(env, "train", urls[env], int(cfg.data.explore_tasks)))
+            for j in range(samples)]
     datasets.write_parquet(rows, work / "instructions.parquet")
     registration = work / "agent_loop.yaml"
     target = f"{OpenManusAgentLoop.__module__}.{OpenManusAgentLoop.__name__}"
@@ -212,6 +216,7 @@ def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cf
         **preset_verl,
         "data.train_files": [str(work / "instructions.parquet")],
         "data.val_files": [str(work / "instructions.parquet")],
+        "data.val_batch_size": int(cfg.explore.concurrency),  # episodes in flight: the generation batch
         "data.max_prompt_length": int(cfg.explore.verl.max_prompt_length),
         "data.max_response_length": int(cfg.explore.verl.max_response_length),
         "trainer.val_only": True,
@@ -228,7 +233,7 @@ def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cf
         "actor_rollout_ref.rollout.val_kwargs.do_sample": True,
         "actor_rollout_ref.rollout.val_kwargs.temperature": float(cfg.explore.temperature),
         "actor_rollout_ref.rollout.val_kwargs.top_p": float(cfg.explore.top_p),
-        "actor_rollout_ref.rollout.val_kwargs.n": int(cfg.explore.samples_per_instruction),
+        "actor_rollout_ref.rollout.val_kwargs.n": 1,  # the parquet holds each instruction once per sample
         "data.seed": seed,
         **OmegaConf.to_container(cfg.explore.verl.overrides),
     }
@@ -240,12 +245,22 @@ def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cf
     code = run_verl(cmd, work, {CONFIG_VAR: str(settings)})
     if code != 0:
         raise RuntimeError(f"verl exploration failed (exit {code}); command in {work / 'verl_command.txt'}")
-    items = [it for f in sorted((work / "rollouts").glob("*.jsonl")) for it in trajectories.read(f)]
+    timing = ("env_seconds", "gen_seconds")  # wall-clock: the only fields a rerun would change
+    items = [{k: v for k, v in it.items() if k not in timing}
+             for f in sorted((work / "rollouts").glob("*.jsonl")) for it in trajectories.read(f)]
     for env in envs:
-        mine = sorted((it for it in items if it.get("env") == env),
-                      key=lambda it: (int(it["task_id"]), json.dumps(it["conversations"])))
+        mine = sorted((it for it in items if it.get("env") == env), key=lambda it: (int(it["task_id"]), it["sample"]))
         expert_data.write_atomic(directory / "explore" / f"{env}.jsonl", mine)
     shutil.rmtree(work, ignore_errors=True)
+
+
+def sample_seed(seed: int, env: str, row: dict[str, Any], sample: int) -> int:
+    """The sampling seed of one exploration episode (the agent loop derives each turn's from it):
+    the same run, instruction and draw always sample the same trajectory."""
+    import hashlib
+
+    key = f"{seed}/{env}/{row['extra_info']['task_id']}/{sample}".encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:7], "big")
 
 
 def filter_successes(envs: Sequence[str], directory: Path) -> None:
@@ -258,13 +273,18 @@ def filter_successes(envs: Sequence[str], directory: Path) -> None:
 def finetune(cfg: DictConfig, init_model: str, files: Sequence[Path], directory: Path) -> None:
     items = sft.read_items(files)
     n = sft.write_sft_parquet(items, directory / "sft_data.parquet")
-    if sft.sft_steps(n, int(cfg.sft.epochs), int(cfg.sft.batch_size)) == 0:
-        raise SystemExit(f"agentevol: {n} trajectories are fewer than one SFT batch ({cfg.sft.batch_size})")
-    extra = [f"optim.lr_warmup_steps={int(cfg.sft.get('warmup_steps') or -1)}",
-             *(f"{k}={v}" for k, v in OmegaConf.to_container(cfg.verl).items())]
+    epochs, batch_size = int(cfg.sft.epochs), int(cfg.sft.batch_size)
+    if sft.sft_steps(n, 1, batch_size) == 0:
+        raise SystemExit(f"agentevol: {n} trajectories are fewer than one SFT batch ({batch_size})")
+    extra = [f"optim.lr_warmup_steps={int(cfg.sft.get('warmup_steps') or -1)}"]
+    if cfg.sft.get("steps"):  # a fixed budget: as many passes as it takes, verl stops at the last step
+        steps = int(cfg.sft.steps)
+        epochs = -(-steps // sft.sft_steps(n, 1, batch_size))
+        extra.append(f"trainer.total_training_steps={steps}")
+    extra += [f"{k}={v}" for k, v in OmegaConf.to_container(cfg.verl).items()]
     threads = {"OPENMANUS_VERL_CPU_THREADS": str(cfg.sft.threads)} if cfg.sft.get("threads") else {}
     sft.train(directory / "sft_data.parquet", init_model, directory / "checkpoint", log=directory / "sft.log",
-              epochs=int(cfg.sft.epochs), batch_size=int(cfg.sft.batch_size), lr=float(cfg.sft.lr),
+              epochs=epochs, batch_size=batch_size, lr=float(cfg.sft.lr),
               max_length=int(cfg.sft.max_length), nproc=int(cfg.sft.nproc), seed=int(cfg.seed) + 1,
               preset=f"{cfg.preset}_sft", extra=extra, env=threads)
 

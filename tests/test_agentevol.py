@@ -25,10 +25,11 @@ ENV.pop("VERL_PLATFORM", None)
 ENV.pop("OPENMANUS_VERL_CPU", None)
 cpu_only = pytest.mark.skipif(torch.cuda.is_available(), reason="CPU preset tests run on CPU-only hosts")
 
-# a small but complete run: BC on 16 expert episodes, one AgentEvol iteration exploring 24 instructions
+# a small but complete run: BC on 16 expert episodes, one AgentEvol iteration exploring 24 instructions through
+# verl (the default backend), 5 SFT steps each (16 items in batches of 8: three passes, verl stops at step 5)
 SMALL = ["tiny.hidden_size=32", "tiny.num_layers=1", "tiny.vocab_size=600", "data.bc_tasks=16",
-         "data.explore_tasks=24", "explore.max_new_tokens=16", "eval.tasks=6", "eval.max_new_tokens=16",
-         "sft.epochs=2", "sft.batch_size=8", "sft.max_length=1024"]
+         "data.explore_tasks=24", "explore.max_new_tokens=16", "explore.verl.max_response_length=1024",
+         "eval.tasks=6", "eval.max_new_tokens=16", "sft.steps=5", "sft.batch_size=8", "sft.max_length=1024"]
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +143,7 @@ def test_agentevol_runs_and_a_killed_run_resumes_to_the_same_files(tmp_path):
         ckpt = full / f"iter_{k}" / "checkpoint"
         assert (sft.hf_dir(ckpt) / "model.safetensors").is_file()
         losses = sft.losses(full / f"iter_{k}" / "sft.log")
-        assert len(losses) >= 2 and losses[-1] < losses[0]
+        assert len(losses) == 5 and losses[-1] < losses[0]  # the step budget, not whole passes
     # the checkpoint loads as the evaluator's verl: policy (and its huggingface/ as hf: / train_ppo --model)
     from openmanus_rl.policies import GenerationSettings, PolicySpec, build_policy
 
@@ -167,7 +168,7 @@ def test_agentevol_runs_and_a_killed_run_resumes_to_the_same_files(tmp_path):
     again = _run(resumed)
     assert again.returncode == 0, again.stdout[-4000:] + again.stderr[-4000:]
     for step in ("expert trajectories", "evaluate the untrained model", "iteration 0: fine-tune",
-                 "iteration 1: explore (hf)", "iteration 1: keep successes"):
+                 "iteration 1: explore (verl)", "iteration 1: keep successes"):
         assert f"agentevol: {step}" in again.stdout and f"{step}: done already, skipped" in again.stdout.replace(
             "fine-tune (behaviour cloning)", "fine-tune")
     assert "agentevol: iteration 1: fine-tune ..." in again.stdout  # the interrupted sub-step is redone
@@ -196,10 +197,10 @@ def test_exploration_through_verl_validation_only_with_the_openmanus_agent_loop(
     model = agentevol.base_model(cfg, tmp_path, [expert_file])
     agentevol.explore_verl(maze_urls, ["maze"], model, cfg, tmp_path / "iter_1", seed=1)
     items = list(trajectories.read(tmp_path / "iter_1" / "explore" / "maze.jsonl"))
-    assert sorted(it["item_id"] for it in items) == ["maze_0", "maze_0", "maze_1", "maze_1", "maze_2", "maze_2"]
+    assert [(it["item_id"], it["sample"]) for it in items] == [(f"maze_{t}", j) for t in range(3) for j in range(2)]
     for it in items:
         assert it["split"] == "train" and it["conversations"][0]["from"] == "human"
         assert [t["from"] for t in it["conversations"][1:3]] == ["gpt", "human"][: len(it["conversations"]) - 1]
         assert it["turns"] >= 1 and it["success"] is False  # an untrained model does not solve a maze
     assert not (tmp_path / "iter_1" / "explore_verl.partial").exists()
-    assert OmegaConf.select(cfg, "explore.backend") == "hf"  # the default stays the seeded evaluator runner
+    assert OmegaConf.select(cfg, "explore.backend") == "verl"  # the default: the PPO path
