@@ -1,9 +1,10 @@
 """The OpenManus agent loop: verl rollouts that play whole episodes on environment servers.
 
-Selected per dataset row by ``agent_name == "openmanus"``. For a row it opens a session
-on one of the environment's server replicas (task and split from ``extra_info``), then
-alternates model turns and environment turns until the episode ends, a turn limit, or the
-response budget. Token-in/token-out: the model's tokens are kept as generated (mask 1,
+Selected per dataset row by ``agent_name == "openmanus"``. For a row it plays one episode
+through the project's one episode driver (``agentenv.rollout.run_episode``) on one of the
+environment's server replicas (task and split from ``extra_info``): model turns and environment
+turns alternate until the episode ends, a turn limit, or the response budget. Replies are read
+with the action format the server declares (``openmanus_rl.prompts.read_reply``). Token-in/token-out: the model's tokens are kept as generated (mask 1,
 with their log-probs) and only the new observation is tokenized each turn (mask 0).
 The episode always ends on a model token, and that is where verl puts the reward.
 
@@ -25,7 +26,6 @@ reliable way.)
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import fcntl
 import json
 import logging
@@ -39,10 +39,10 @@ from uuid import uuid4
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
 
 from agentenv.client import EnvPool, EnvSession
-from agentenv.errors import AgentEnvError
-from agentenv.rollout import server_failed
+from agentenv.policies import Decision, Policy
+from agentenv.protocol import InfoResponse
+from agentenv.rollout import Episode, run_episode
 from openmanus_rl import prompts, rewards, trajectories
-from openmanus_rl.actions import parse_action
 
 log = logging.getLogger(__name__)
 AGENT_NAME = "openmanus"
@@ -50,39 +50,26 @@ CONFIG_VAR = "OPENMANUS_AGENT_CONFIG"  # path of the settings YAML
 
 # Pools live per process and event loop: verl builds a new agent loop object per sample.
 _POOLS: dict[tuple[int, str, tuple[str, ...]], EnvPool] = {}
-_MAX_TURNS: dict[tuple[str, tuple[str, ...]], int] = {}
 
 
 @dataclass
-class Episode:
-    """What one rollout did, for the reward, the metrics and the rollout log."""
+class _Trace:
+    """The token side of one episode: what verl trains on, and what the rollout log records."""
 
-    env: str
-    task_id: int
-    split: str
     messages: list[dict[str, str]]
-    actions: list[str] = field(default_factory=list)
-    env_reward: float = 0.0
-    success: bool = False
-    score: float = 0.0
-    done: bool = False
-    invalid_actions: int = 0
-    format_errors: int = 0
-    env_seconds: float = 0.0
+    token_ids: list[int] = field(default_factory=list)
+    prompt_len: int = 0
+    mask: list[int] = field(default_factory=list)
+    logprobs: list[float] | None = None
+    weights: dict[str, int | None] = field(default_factory=dict)  # weight versions that generated it
     gen_seconds: float = 0.0
-    global_steps: int | None = None  # weight version that generated it
-    train_step: int | None = None  # the trainer step whose batch it belongs to
-    #: the row's ``extra_info.sample_seed``: each turn samples with a seed derived from it, so the
-    #: episode repeats exactly whatever else shares the batch (AgentEvol's exploration); None: unseeded
-    sample_seed: int | None = None
-    sample: int | None = None  # the row's ``extra_info.sample`` (which draw for its instruction), logged
+    cut_by_budget: bool = False  # the response budget ended the episode
 
-    def turn_seed(self) -> int | None:
-        return None if self.sample_seed is None else (self.sample_seed * 1_000_003 + self.turns) % (1 << 62)
 
-    @property
-    def turns(self) -> int:
-        return len(self.actions)
+def turn_seed(sample_seed: int | None, turn: int) -> int | None:
+    """Each turn's sampling seed, from the row's ``extra_info.sample_seed``: the episode repeats exactly
+    whatever else shares the batch (AgentEvol's exploration); None: unseeded."""
+    return None if sample_seed is None else (sample_seed * 1_000_003 + turn) % (1 << 62)
 
 
 def _weight_versions(extra: dict[str, Any]) -> dict[str, int | None]:
@@ -155,11 +142,8 @@ class OpenManusAgentLoop(AgentLoopBase):
             _POOLS[key] = EnvPool(list(key[2]), token=self.token)
         return _POOLS[key]
 
-    async def _turn_limit(self, env: str, pool: EnvPool) -> int:
-        key = (env, self._urls(env))
-        if key not in _MAX_TURNS:
-            _MAX_TURNS[key] = int((await pool.clients[0].info())["max_turns"])
-        limit = _MAX_TURNS[key]
+    async def _turn_limit(self, pool: EnvPool) -> int:
+        limit = (await pool.info()).max_turns  # the server's, asked once per pool
         return min(limit, self.max_turns) if self.max_turns else limit
 
     # -- the loop --------------------------------------------------------------------------
@@ -168,114 +152,36 @@ class OpenManusAgentLoop(AgentLoopBase):
         extra = _plain(kwargs.get("extra_info") or {})
         env, split, task_id = extra["env_name"], extra.get("split", "train"), int(extra["task_id"])
         style = rewards.style_of(_plain(kwargs.get("reward_model")))
-        messages = [dict(m) for m in _plain(kwargs["raw_prompt"])]
-        seeded = {k: int(extra[k]) for k in ("sample_seed", "sample") if extra.get(k) is not None}
-        for attempt in range(self.episode_retries + 1):
-            try:
-                output, episode = await self._episode(env, split, task_id, messages, sampling_params, **seeded)
-                break
-            except Exception as e:  # the environment side failed: replay the episode, never score it 0
-                if attempt == self.episode_retries or not server_failed(e):
-                    raise
-                log.warning("episode %s/%s/%d lost its server (%s); retrying", env, split, task_id, e)
-        if kwargs.get("global_steps") is not None:
-            episode.train_step = int(_plain(kwargs["global_steps"]))
-        outcome = rewards.Outcome(episode.env_reward, episode.success, episode.score)
+        policy = _TokenPolicy(self, [dict(m) for m in _plain(kwargs["raw_prompt"])], sampling_params,
+                              *(int(extra[k]) if extra.get(k) is not None else None for k in ("sample_seed", "sample")))
+        pool = self._pool(env)
+        episode = await run_episode(pool, env, task_id, policy, split=split, max_turns=await self._turn_limit(pool),
+                                    retries=self.episode_retries)
+        trace = policy.trace
+        train_step = int(_plain(kwargs["global_steps"])) if kwargs.get("global_steps") is not None else None
+        output = AgentLoopOutput(
+            prompt_ids=trace.token_ids[:trace.prompt_len],
+            response_ids=trace.token_ids[trace.prompt_len:][: self.response_length],
+            response_mask=trace.mask[: self.response_length],
+            response_logprobs=trace.logprobs[: self.response_length] if trace.logprobs else None,
+            num_turns=2 * episode.num_turns,
+            metrics={"generate_sequences": trace.gen_seconds, "tool_calls": episode.env_seconds},
+            extra_fields={"turn_scores": [], "tool_rewards": [], **trace.weights},
+        )
+        outcome = rewards.Outcome(episode.reward, episode.success, episode.score)
         output.reward_score = rewards.shape(style, outcome)
         output.extra_fields["reward_extra_info"] = {
             "success": float(episode.success),
-            "env_reward": float(episode.env_reward),
+            "env_reward": float(episode.reward),
             "env_score": float(episode.score),
-            "turns": float(episode.turns),
+            "turns": float(episode.num_turns),
             "invalid_actions": float(episode.invalid_actions),
             "format_errors": float(episode.format_errors),
             "env_seconds": episode.env_seconds,
-            "gen_seconds": episode.gen_seconds,
+            "gen_seconds": trace.gen_seconds,
         }
-        self._log_episode(episode, output.reward_score)
+        self._log_episode(episode, policy, train_step, output.reward_score)
         return output
-
-    async def _episode(self, env: str, split: str, task_id: int, messages: list[dict[str, str]],
-                       sampling_params: dict[str, Any], sample_seed: int | None = None,
-                       sample: int | None = None) -> tuple[AgentLoopOutput, Episode]:
-        pool = self._pool(env)
-        max_turns = await self._turn_limit(env, pool)
-        request_id = uuid4().hex
-        episode = Episode(env, task_id, split, list(messages), sample_seed=sample_seed, sample=sample)
-        token_ids = await self.ct_build_initial_tokens(messages)
-        prompt_len = len(token_ids)
-        mask: list[int] = []
-        logprobs: list[float] | None = [] if sampling_params.get("logprobs") else None
-        weights: dict[str, int | None] = {}  # which weight version generated the episode (verl's staleness tags)
-
-        t0 = time.perf_counter()
-        sess = await pool.open(task_id, split)
-        episode.env_seconds += time.perf_counter() - t0
-        try:
-            self._check_prompt(sess, messages, env, task_id)
-            while True:
-                budget = self.response_length - len(mask)
-                if budget <= 0:
-                    break
-                t0 = time.perf_counter()
-                params = {**sampling_params, "max_tokens": min(budget, self.max_new_tokens)}
-                if episode.sample_seed is not None:
-                    params[self.seed_key] = episode.turn_seed()
-                out = await self.server_manager.generate(request_id=request_id, prompt_ids=token_ids,
-                                                         sampling_params=params)
-                episode.gen_seconds += time.perf_counter() - t0
-                versions = _weight_versions(out.extra_fields)
-                if "min_global_steps" not in weights:
-                    weights["min_global_steps"] = versions["min_global_steps"]
-                weights["max_global_steps"] = versions["max_global_steps"]
-                weights["global_steps"] = versions["global_steps"]
-                generated = list(out.token_ids[:budget])
-                lp = list(out.log_probs[: len(generated)]) if (logprobs is not None and out.log_probs) else None
-                if lp is None:
-                    logprobs = None  # the backend gave none: keep the episode consistent without them
-                merged, mask, new_lp = await self.ct_merge_assistant_token(
-                    token_ids, generated, mask, logprobs, assistant_logprobs=lp if logprobs is not None else None)
-                token_ids, logprobs = merged.token_ids, new_lp if logprobs is not None else None
-                reply = self.tokenizer.decode(generated, skip_special_tokens=True)
-                episode.messages.append({"role": "assistant", "content": reply})
-
-                parsed = parse_action(reply)
-                episode.format_errors += not parsed.well_formed
-                t0 = time.perf_counter()
-                step = await sess.step(parsed.action)
-                episode.env_seconds += time.perf_counter() - t0
-                episode.actions.append(parsed.action)
-                episode.env_reward += step.reward
-                episode.success, episode.score = step.success, step.score
-                episode.invalid_actions += not step.valid
-                if step.done:
-                    episode.done = True
-                    break
-                if episode.turns >= max_turns:
-                    break
-                # the next observation, tokenized alone (mask 0); stop if no room is left for a reply to it
-                next_ids, next_mask, next_lp = await self._append_observation(
-                    token_ids, mask, logprobs, episode.messages, step.observation)
-                if len(next_mask) >= self.response_length - 1:
-                    break
-                token_ids, mask, logprobs = next_ids, next_mask, next_lp
-                episode.messages.append(prompts.observation_message(step.observation, self.max_observation_chars))
-        finally:
-            with contextlib.suppress(AgentEnvError):
-                await asyncio.shield(sess.close())
-
-        response_ids = token_ids[prompt_len:]
-        output = AgentLoopOutput(
-            prompt_ids=token_ids[:prompt_len],
-            response_ids=response_ids[: self.response_length],
-            response_mask=mask[: self.response_length],
-            response_logprobs=logprobs[: self.response_length] if logprobs else None,
-            num_turns=2 * episode.turns,
-            metrics={"generate_sequences": episode.gen_seconds, "tool_calls": episode.env_seconds},
-            extra_fields={"turn_scores": [], "tool_rewards": [], **weights},
-        )
-        episode.global_steps = weights.get("global_steps")
-        return output, episode
 
     async def _append_observation(self, token_ids: list[int], mask: list[int], logprobs: list[float] | None,
                                   messages: list[dict[str, str]], observation: str):
@@ -288,16 +194,10 @@ class OpenManusAgentLoop(AgentLoopBase):
         merged, new_mask, new_lp = await self.ct_merge_context_msg(messages, updated, token_ids, mask, logprobs)
         return merged.token_ids, new_mask, new_lp
 
-    @staticmethod
-    def _check_prompt(sess: EnvSession, messages: list[dict[str, str]], env: str, task_id: int) -> None:
-        """The dataset's prompt was built from this task's first observation; a mismatch means stale data."""
-        if sess.observation not in messages[-1]["content"]:
-            log.warning("first observation of %s task %d differs from the dataset prompt (rebuild data/%s)",
-                        env, task_id, env)
-
     # -- the rollout log -------------------------------------------------------------------
 
-    def _log_episode(self, episode: Episode, training_reward: float) -> None:
+    def _log_episode(self, episode: Episode, policy: _TokenPolicy, train_step: int | None,
+                     training_reward: float) -> None:
         """Append the episode to ``step_<N>.jsonl`` or, for test-split rows, ``val_step_<N>.jsonl``.
 
         N is the trainer's step (verl passes it with the row); without it, the weight version
@@ -306,20 +206,94 @@ class OpenManusAgentLoop(AgentLoopBase):
         if self.rollout_dir is None:
             return
         validation = episode.split == "test"
-        if episode.train_step is not None:
-            step = episode.train_step
+        if train_step is not None:
+            step = train_step
         else:
-            version = episode.global_steps or 0
+            version = policy.trace.weights.get("global_steps") or 0
             step = version if validation else version + 1
         prefix = "val_step" if validation else "step"
         item = trajectories.from_messages(
-            episode.env, episode.task_id, episode.messages, episode.env_reward, episode.success,
-            env=episode.env, split=episode.split, task_id=episode.task_id, step=step, actions=episode.actions,
-            training_reward=training_reward, turns=episode.turns, done=episode.done, score=episode.score,
-            invalid_actions=episode.invalid_actions, format_errors=episode.format_errors,
-            env_seconds=round(episode.env_seconds, 4), gen_seconds=round(episode.gen_seconds, 4),
-            **({"sample": episode.sample} if episode.sample is not None else {}))
+            episode.env, episode.task_id, policy.trace.messages, episode.reward, episode.success,
+            env=episode.env, split=episode.split, task_id=episode.task_id, step=step,
+            actions=[t.action for t in episode.turns], training_reward=training_reward, turns=episode.num_turns,
+            done=episode.done, score=episode.score, invalid_actions=episode.invalid_actions,
+            format_errors=episode.format_errors, env_seconds=round(episode.env_seconds, 4),
+            gen_seconds=round(policy.trace.gen_seconds, 4),
+            **({"sample": policy.sample} if policy.sample is not None else {}))
         _append_line(self.rollout_dir / f"{prefix}_{step}.jsonl", json.dumps(item, ensure_ascii=False))
+
+
+class _TokenPolicy(Policy):
+    """The model's side of one episode, token-in/token-out: the episode driver asks it for each turn.
+
+    Its model tokens are kept as generated (mask 1, with their log-probs); each new observation is
+    tokenized alone (mask 0); the reply is read with the environment's own action format (a reply
+    cut by the budget is never well-formed). It stops the episode when the response budget has no
+    room left for another reply. ``begin`` starts the trace afresh, so a replayed episode (its
+    server failed) leaves nothing of the failed attempt behind.
+    """
+
+    name = AGENT_NAME
+
+    def __init__(self, loop: OpenManusAgentLoop, messages: list[dict[str, str]], sampling_params: dict[str, Any],
+                 sample_seed: int | None = None, sample: int | None = None) -> None:
+        self.loop, self.prompt, self.sampling_params = loop, messages, sampling_params
+        self.sample_seed, self.sample = sample_seed, sample
+        self.trace = _Trace(list(messages))
+        self.info: InfoResponse = prompts.as_info("unknown")
+        self.request_id = uuid4().hex  # one per episode: the rollout server keeps its turns together
+
+    async def begin(self, session: EnvSession, episode: Episode) -> None:
+        self.info = session.env_info or prompts.as_info(episode.env)
+        self.request_id = uuid4().hex
+        trace = self.trace = _Trace(list(self.prompt))
+        trace.token_ids = await self.loop.ct_build_initial_tokens(self.prompt)
+        trace.prompt_len = len(trace.token_ids)
+        trace.logprobs = [] if self.sampling_params.get("logprobs") else None
+        if session.observation not in self.prompt[-1]["content"]:  # the dataset was built from another task set
+            log.warning("first observation of %s task %d differs from the dataset prompt (rebuild data/%s)",
+                        episode.env, episode.task_id, episode.env)
+
+    async def act(self, session: EnvSession, observation: str) -> Decision:
+        loop, trace = self.loop, self.trace
+        turn = sum(m["role"] == "assistant" for m in trace.messages)
+        if turn:
+            # the new observation, tokenized alone (mask 0); stop if no room is left for a reply to it
+            ids, mask, lp = await loop._append_observation(trace.token_ids, trace.mask, trace.logprobs,
+                                                           trace.messages, observation)
+            if len(mask) >= loop.response_length - 1:
+                trace.cut_by_budget = True
+                return Decision("", stop=True)
+            trace.token_ids, trace.mask, trace.logprobs = ids, mask, lp
+            trace.messages.append(prompts.observation_message(observation, loop.max_observation_chars))
+        budget = loop.response_length - len(trace.mask)
+        if budget <= 0:
+            trace.cut_by_budget = True
+            return Decision("", stop=True)
+        t0 = time.perf_counter()
+        params = {**self.sampling_params, "max_tokens": min(budget, loop.max_new_tokens)}
+        if self.sample_seed is not None:
+            params[loop.seed_key] = turn_seed(self.sample_seed, turn)
+        out = await loop.server_manager.generate(request_id=self.request_id, prompt_ids=trace.token_ids,
+                                                 sampling_params=params)
+        trace.gen_seconds += time.perf_counter() - t0
+        versions = _weight_versions(out.extra_fields)
+        trace.weights.setdefault("min_global_steps", versions["min_global_steps"])
+        trace.weights["max_global_steps"] = versions["max_global_steps"]
+        trace.weights["global_steps"] = versions["global_steps"]
+        generated = list(out.token_ids[:budget])
+        lp = list(out.log_probs[: len(generated)]) if (trace.logprobs is not None and out.log_probs) else None
+        if lp is None:
+            trace.logprobs = None  # the backend gave none: keep the episode consistent without them
+        merged, trace.mask, new_lp = await loop.ct_merge_assistant_token(
+            trace.token_ids, generated, trace.mask, trace.logprobs,
+            assistant_logprobs=lp if trace.logprobs is not None else None)
+        trace.token_ids = merged.token_ids
+        trace.logprobs = new_lp if trace.logprobs is not None else None
+        reply = loop.tokenizer.decode(generated, skip_special_tokens=True)
+        trace.messages.append({"role": "assistant", "content": reply})
+        cut = not generated or generated[-1] != loop.eos_id
+        return prompts.read_reply(self.info, reply, cut=cut)
 
 
 def _append_line(path: Path, line: str) -> None:

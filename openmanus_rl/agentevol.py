@@ -46,9 +46,9 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
+from agentenv.launcher import env_servers, parse_server_specs
 from openmanus_rl import expert_data, sft, trajectories
 from openmanus_rl.policies import GenerationSettings, PolicySpec
-from openmanus_rl.servers import env_servers, parse_server_args
 from openmanus_rl.verl_cpu.presets import config_dir, default_preset
 
 TOP_LEVEL_FLAGS = ("env_name", "iterations", "model", "output_dir", "preset")
@@ -263,10 +263,10 @@ def sample_seed(seed: int, env: str, row: dict[str, Any], sample: int) -> int:
     return int.from_bytes(hashlib.sha256(key).digest()[:7], "big")
 
 
-def filter_successes(envs: Sequence[str], directory: Path) -> None:
+def filter_successes(urls: dict[str, list[str]], envs: Sequence[str], directory: Path) -> None:
     for env in envs:
         items = list(trajectories.read(directory / "explore" / f"{env}.jsonl"))
-        kept = expert_data.successful(items, expert_data.success_threshold(env))
+        kept = expert_data.successful(items, expert_data.success_threshold(urls[env]))
         expert_data.write_atomic(directory / "filtered" / f"{env}.jsonl", kept)
 
 
@@ -368,14 +368,15 @@ def report(out: Path, envs: Sequence[str], iterations: int, final: bool = False)
 
 
 def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
-    envs = registry.parse_names(str(cfg.env_name))
+    envs = registry.parse_names(str(cfg.env_name), remote=given)
     out = Path(cfg.output_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     OmegaConf.save(cfg, out / "agentevol_config.yaml")
     seed, iterations = int(cfg.seed), int(cfg.iterations)
     expert_files = [out / "expert" / f"{e}.jsonl" for e in envs]
-    with env_servers([e for e in envs if e not in given]) as started:
-        urls = {**given, **started}
+    from openmanus_rl.train import env_options
+
+    with env_servers(envs, given=given, options=env_options(cfg)) as urls:
         substep(out, "expert", lambda: expert_data.collect(envs, out / "expert", int(cfg.data.bc_tasks), urls, seed),
                 "expert trajectories")
         base = base_model(cfg, out, expert_files)
@@ -393,7 +394,7 @@ def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
                 substep(d, "explore",
                         lambda d=d, prev=prev, k=k, f=explorer: f(urls, envs, prev, cfg, d, seed + 1000 * k),
                         f"iteration {k}: explore ({cfg.explore.backend})")
-                substep(d, "filter", lambda d=d: filter_successes(envs, d), f"iteration {k}: keep successes")
+                substep(d, "filter", lambda d=d: filter_successes(urls, envs, d), f"iteration {k}: keep successes")
                 since = range(1, k + 1) if cfg.merge.data == "accumulate" else [k]
                 files = expert_files + [out / f"iter_{j}" / "filtered" / f"{e}.jsonl" for j in since for e in envs]
             init = base if k == 0 or cfg.merge.init == "base" else model
@@ -409,12 +410,13 @@ def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from openmanus_rl.train import clear_errors
+
     args, extra = parse_args(argv)
     cfg = load_config(args, extra)
     if not cfg.env_name:
         raise SystemExit("train_agentevol.sh: name the environments with --env_name NAME[,NAME...]")
-    run(cfg, parse_server_args(args.server))
-    return 0
+    return clear_errors("train_agentevol.sh", lambda: run(cfg, parse_server_specs(args.server)))
 
 
 if __name__ == "__main__":

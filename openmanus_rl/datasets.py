@@ -1,8 +1,9 @@
 """verl RL datasets built from the environments' own task lists.
 
 ``data/<env>/{train,test}.parquet``, one row per task (DESIGN.md): ``data_source``,
-``prompt`` (the chat of prompts.py, whose user turn holds the task's first observation,
-read from a real server), ``ability``, ``reward_model``, ``extra_info``, ``agent_name``.
+``prompt`` (the chat of prompts.py for the action format and instruction the server declares,
+whose user turn holds the task's first observation, read from a real server), ``ability``,
+``reward_model``, ``extra_info``, ``agent_name``.
 
     python -m openmanus_rl.datasets --env maze,wordle [--out data] [--max-train N]
 """
@@ -17,18 +18,20 @@ from pathlib import Path
 from typing import Any
 
 from agentenv import registry
-from agentenv.client import EnvPool
+from agentenv.client import EnvClient, EnvPool, read_info
+from agentenv.launcher import env_servers, parse_server_specs
+from agentenv.protocol import InfoResponse
 from openmanus_rl import prompts, rewards, trajectories
-from openmanus_rl.servers import env_servers, parse_server_args
 
 AGENT_NAME = "openmanus"
 SPLITS = ("train", "test")
 
 
-def row(env: str, split: str, task_id: int, first_observation: str, reward_style: str) -> dict[str, Any]:
+def row(info: InfoResponse, split: str, task_id: int, first_observation: str, reward_style: str) -> dict[str, Any]:
+    env = info.env
     return {
         "data_source": env,
-        "prompt": prompts.initial_messages(env, first_observation),
+        "prompt": prompts.initial_messages(info, first_observation),
         "ability": "agent",
         "reward_model": {"style": reward_style, "ground_truth": trajectories.item_id(env, task_id)},
         "extra_info": {"env_name": env, "split": split, "task_id": task_id, "index": task_id},
@@ -37,26 +40,34 @@ def row(env: str, split: str, task_id: int, first_observation: str, reward_style
 
 
 async def task_rows(env: str, split: str, urls: Sequence[str], limit: int | None = None,
-                    reward_style: str = rewards.DEFAULT_STYLE, concurrency: int = 16) -> list[dict[str, Any]]:
-    """One row per task of ``split`` (the first ``limit``), first observations from the servers."""
+                    reward_style: str = rewards.DEFAULT_STYLE, page: int = 50, concurrency: int = 4,
+                    token: str | None = None) -> list[dict[str, Any]]:
+    """One row per task of ``split`` (the first ``limit``), first observations from the servers'
+    ``/tasks`` (no sessions: an environment that can state a task's first observation cheaply is
+    never reset for it), pages spread over the replicas."""
     from tqdm.auto import tqdm
 
     rewards.shape(reward_style, rewards.Outcome(0.0, False, 0.0))  # fail early on an unknown style
-    async with EnvPool(urls) as pool:
-        n = (await pool.clients[0].info())["splits"][split]
-        ids = list(range(n if limit is None else min(n, limit)))
+    async with EnvPool(urls, token=token) as pool:
+        info = await pool.info()
+        if split not in info.splits:
+            raise ValueError(f"{env} has no split {split!r} (it has {', '.join(info.splits)})")
+        n = info.splits[split]
+        n = n if limit is None else min(n, limit)
         sem = asyncio.Semaphore(concurrency)
-        bar = tqdm(total=len(ids), desc=f"{env}/{split} tasks", leave=False)
+        bar = tqdm(total=n, desc=f"{env}/{split} tasks", leave=False)
 
-        async def one(task_id: int) -> dict[str, Any]:
-            async with sem, pool.session(task_id, split) as sess:
-                bar.update(1)
-                return row(env, split, task_id, sess.observation, reward_style)
+        async def one(k: int, offset: int) -> list[tuple[int, str]]:
+            async with sem:
+                got = await pool.clients[k % len(pool.clients)].tasks(split, offset, min(page, n - offset))
+                bar.update(len(got))
+                return got
 
         try:
-            return list(await asyncio.gather(*(one(t) for t in ids)))
+            pages = await asyncio.gather(*(one(k, o) for k, o in enumerate(range(0, n, page))))
         finally:
             bar.close()
+    return [row(info, split, task_id, obs, reward_style) for got in pages for task_id, obs in got]
 
 
 def dataset_paths(out_dir: str | Path, env: str) -> dict[str, Path]:
@@ -72,41 +83,33 @@ def write_parquet(rows: list[dict[str, Any]], path: Path) -> None:
     tmp.replace(path)  # never leave a half-written dataset behind
 
 
-async def _first_observation(urls: Sequence[str], task_id: int, split: str) -> str:
-    async with EnvPool(urls) as pool, pool.session(task_id, split) as sess:
-        return sess.observation
-
-
-def is_stale(path: Path, urls: Sequence[str]) -> bool:
-    """Does the file's first row still hold what the environment shows for that task? (An updated
-    environment package changes its tasks; a stale dataset would prompt with the wrong task.)"""
-    import pandas as pd
-
-    first = pd.read_parquet(path).iloc[0]
-    extra = first["extra_info"]
-    observation = asyncio.run(_first_observation(urls, int(extra["task_id"]), str(extra["split"])))
-    return observation not in first["prompt"][-1]["content"]
+def recipe(info: InfoResponse, limit: int | None, reward_style: str) -> dict[str, Any]:
+    """What a dataset file was built from: other settings, or another task set or prompt (the server's
+    fingerprint, the metadata the prompt is made of), mean a rebuild. No task is reset to judge it."""
+    prompt = {k: getattr(info, k) for k in ("action_format", "code_language", "instruction")}
+    return {"limit": limit, "reward_style": reward_style, "fingerprint": info.fingerprint, "prompt": prompt}
 
 
 def build(envs: Sequence[str], out_dir: str | Path = "data", servers: Mapping[str, Sequence[str]] | None = None,
           max_train: int | None = None, max_test: int | None = None, reward_style: str = rewards.DEFAULT_STYLE,
-          force: bool = False) -> dict[str, dict[str, Path]]:
+          force: bool = False, token: str | None = None,
+          options: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, dict[str, Path]]:
     """Build the datasets that are missing or stale (all with ``force``); returns their paths."""
     paths = {env: dataset_paths(out_dir, env) for env in envs}
     limits = {"train": max_train, "test": max_test}
-    given = {k: v for k, v in (servers or {}).items() if k in envs}
-    with env_servers(envs, given=given) as urls:
+    with env_servers(envs, given=servers, token=token, options=options) as urls:
         for env in envs:
+            with EnvClient(urls[env][0], token=token) as client:
+                info = read_info(client.info())
             for split in SPLITS:
                 path = paths[env][split]
-                recipe = {"limit": limits[split], "reward_style": reward_style}
-                made_by = path.with_suffix(".json")  # how the file was built: other settings mean a rebuild
-                if (not force and path.exists() and made_by.exists() and json.loads(made_by.read_text()) == recipe
-                        and not is_stale(path, urls[env])):
+                want = recipe(info, limits[split], reward_style)
+                made_by = path.with_suffix(".json")
+                if not force and path.exists() and made_by.exists() and json.loads(made_by.read_text()) == want:
                     continue
-                rows = asyncio.run(task_rows(env, split, urls[env], limits[split], reward_style))
+                rows = asyncio.run(task_rows(env, split, urls[env], limits[split], reward_style, token=token))
                 write_parquet(rows, path)
-                made_by.write_text(json.dumps(recipe))
+                made_by.write_text(json.dumps(want))
                 print(f"wrote {path} ({len(rows)} rows)")
     return paths
 
@@ -121,7 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--server", action="append", default=[], help="NAME=URL of a running server (repeatable)")
     p.add_argument("--force", action="store_true", help="rebuild even if the files exist")
     args = p.parse_args(argv)
-    build(registry.parse_names(args.env), args.out, parse_server_args(args.server), args.max_train, args.max_test,
+    given = parse_server_specs(args.server)
+    build(registry.parse_names(args.env, remote=given), args.out, given, args.max_train, args.max_test,
           args.reward_style, args.force)
     return 0
 

@@ -29,17 +29,18 @@ import re
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from agentenv import registry
-from agentenv.client import EnvClient, EnvPool, EnvSession
+from agentenv.client import EnvPool, EnvSession
 from agentenv.errors import AgentEnvError
-from agentenv.launcher import ServerProcess
-from agentenv.policies import Policy
+from agentenv.launcher import ServerError, check_servers, env_servers, parse_option_specs, parse_server_specs
+from agentenv.policies import Decision, Policy
+from agentenv.protocol import InfoResponse
 from agentenv.rollout import Episode, run_episodes, summarize
 from openmanus_rl import prompts, trajectories
 from openmanus_rl.eval_report import FORMAT, merge_main, results_table
@@ -74,51 +75,48 @@ class EvalConfig:
     dtype: str = "auto"  # hf/verl weights
     device: str = "auto"
     progress: bool = True
+    options: dict[str, dict[str, str]] = field(default_factory=dict)  # server options of started environments
 
 
 # -- trajectories and metrics --------------------------------------------------------------------
 
 
-def replies(ep: Episode) -> list[str]:
+def replies(ep: Episode, info: InfoResponse) -> list[str]:
     """What the policy said each turn: an LLM's raw replies; for scripted policies, which have none,
-    the action (with the expert's thought where the environment gives one) in the ReAct form the
-    prompts ask for (``prompts.format_reply``), so their trajectories train a model that answers
-    the way the parser reads."""
-    recorded = ep.meta.get("replies")
-    if recorded is not None:
-        return list(recorded)
-    thoughts = list(ep.meta.get("thoughts") or [])
-    thoughts += [None] * (len(ep.turns) - len(thoughts))
-    return [prompts.format_reply(t.action, thought) for t, thought in zip(ep.turns, thoughts, strict=False)]
+    the action (with the expert's thought where the environment gives one) in the form the prompts
+    ask for (``prompts.format_reply``), so their trajectories train a model that answers the way the
+    parser reads."""
+    return [t.reply if t.reply is not None else prompts.format_reply(t.action, t.thought, info) for t in ep.turns]
 
 
-def conversation(ep: Episode) -> list[dict[str, str]]:
+def conversation(ep: Episode, info: InfoResponse) -> list[dict[str, str]]:
     """The chat of an episode as the policy saw it: the training prompt with the first observation,
     then each reply followed by the observation it led to. It ends on the last reply (as AgentTraj
     items do); the observation after it is kept as ``final_observation``."""
-    messages = prompts.initial_messages(ep.env, ep.instruction)
-    for i, reply in enumerate(replies(ep)):
+    messages = prompts.initial_messages(info, ep.instruction)
+    for i, reply in enumerate(replies(ep, info)):
         if i:
             messages.append(prompts.observation_message(ep.turns[i - 1].observation))
         messages.append({"role": "assistant", "content": reply})
     return messages
 
 
-def trajectory(ep: Episode) -> dict[str, Any]:
+def trajectory(ep: Episode, info: InfoResponse) -> dict[str, Any]:
     """An episode as an AgentTraj item (plus a few fields AgentTraj readers ignore)."""
     return trajectories.from_messages(
-        ep.env, ep.task_id, conversation(ep), ep.reward, ep.success,
+        ep.env, ep.task_id, conversation(ep, info), ep.reward, ep.success,
         turns=ep.num_turns, done=ep.done, score=ep.score, actions=[t.action for t in ep.turns],
-        invalid_actions=ep.invalid_actions, format_errors=int(ep.meta.get("format_errors", 0)),
+        invalid_actions=ep.invalid_actions, format_errors=ep.format_errors,
         final_observation=ep.turns[-1].observation if ep.turns else None)
 
 
 def env_metrics(episodes: Sequence[Episode], server_retries: int) -> dict[str, Any]:
-    """``agentenv.rollout.summarize`` plus the format-error rate (replies the parser could not read;
-    ``invalid_rate`` is the environment's own ``valid`` flag) and how many reruns server failures cost."""
+    """``agentenv.rollout.summarize`` plus the format-error rate (replies not in the environment's
+    action format, or cut; ``invalid_rate`` is the environment's own ``valid`` flag) and how many
+    reruns server failures cost."""
     metrics: dict[str, Any] = dict(summarize(episodes))
     turns = sum(e.num_turns for e in episodes)
-    metrics["format_error_rate"] = round(sum(int(e.meta.get("format_errors", 0)) for e in episodes) / max(1, turns), 4)
+    metrics["format_error_rate"] = round(sum(e.format_errors for e in episodes) / max(1, turns), 4)
     metrics["server_retries"] = server_retries
     return metrics
 
@@ -132,7 +130,7 @@ class _CountingAborts(Policy):
     async def begin(self, session: EnvSession, episode: Episode) -> None:
         await self.inner.begin(session, episode)
 
-    async def act(self, session: EnvSession, observation: str) -> str:
+    async def act(self, session: EnvSession, observation: str) -> Decision | str:
         return await self.inner.act(session, observation)
 
     async def end(self, session: EnvSession, episode: Episode, error: BaseException | None) -> None:
@@ -146,10 +144,10 @@ class _CountingAborts(Policy):
 async def evaluate_env(urls: list[str], env: str, policy: Policy, cfg: EvalConfig) -> tuple[dict, list[dict]]:
     """Metrics and trajectories of ``policy`` on one environment's split."""
     async with EnvPool(urls, token=cfg.token) as pool:
-        info = await pool.clients[0].info()
-        if cfg.split not in info["splits"]:
-            raise EvalError(f"{env} has no split {cfg.split!r} (it has {', '.join(info['splits'])})")
-        n = int(info["splits"][cfg.split])
+        info = await pool.info()
+        if cfg.split not in info.splits:
+            raise EvalError(f"{env} has no split {cfg.split!r} (it has {', '.join(info.splits)})")
+        n = int(info.splits[cfg.split])
         if n == 0:
             raise EvalError(f"the {cfg.split} split of {env} has no tasks")
         task_ids = list(range(n if cfg.limit is None else min(n, cfg.limit)))
@@ -160,9 +158,9 @@ async def evaluate_env(urls: list[str], env: str, policy: Policy, cfg: EvalConfi
         episodes = await run_episodes(pool, env, task_ids, counting, split=cfg.split, concurrency=cfg.concurrency,
                                       seed=cfg.seed, max_turns=cfg.max_turns, retries=cfg.retries,
                                       progress=cfg.progress)
-    metrics = {"tasks": n, "max_turns": min(int(info["max_turns"]), cfg.max_turns or math.inf),
-               **env_metrics(episodes, counting.aborted)}
-    return metrics, [trajectory(ep) for ep in episodes]
+    metrics = {"tasks": n, "max_turns": min(int(info.max_turns), cfg.max_turns or math.inf),
+               "success_threshold": info.success_threshold, **env_metrics(episodes, counting.aborted)}
+    return metrics, [trajectory(ep, info) for ep in episodes]
 
 
 async def evaluate(urls: dict[str, list[str]], policy: Policy, cfg: EvalConfig) -> dict[str, Any]:
@@ -207,38 +205,6 @@ def policy_string(spec: PolicySpec) -> str:
     return spec.kind if spec.target is None else f"{spec.kind}:{spec.target}"
 
 
-@contextlib.contextmanager
-def started_servers(names: Sequence[str], token: str | None) -> Iterator[dict[str, list[str]]]:
-    """One server per environment in ``names``, booting in parallel, stopped on exit."""
-    servers = [ServerProcess(name, token=token) for name in names]
-    try:
-        for s in servers:
-            s.launch()
-        urls: dict[str, list[str]] = {}
-        for s in servers:
-            try:
-                urls[s.name] = [s.wait_ready()]
-            except (RuntimeError, TimeoutError) as e:
-                raise EvalError(f"could not start the {s.name} server: {e}", EXIT_FAILED) from e
-        yield urls
-    finally:
-        for s in servers:
-            s.stop()
-
-
-def check_servers(servers: dict[str, list[str]], token: str | None) -> None:
-    """Fail fast, and clearly, on a ``--server`` that is down or serves another environment."""
-    for name, urls in servers.items():
-        for url in urls:
-            try:
-                with EnvClient(url, token=token, timeout=10.0, retries=1) as client:
-                    served = client.health().get("env")
-            except AgentEnvError as e:
-                raise EvalError(f"--server {name}={url} is unreachable: {e}") from e
-            if served != name:
-                raise EvalError(f"--server {name}={url} serves {served!r}, not {name!r}")
-
-
 def write_json(path: Path, data: dict[str, Any]) -> None:
     """Atomically: a reader (or a crash) never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -256,7 +222,10 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 
 def run(cfg: EvalConfig, output: Path) -> dict[str, Any]:
     """Check the inputs, load the policy, start what servers are missing, evaluate, write ``output``."""
-    check_servers(cfg.servers, cfg.token)
+    try:
+        check_servers(cfg.servers, cfg.token)
+    except ServerError as e:
+        raise EvalError(str(e)) from e
     if not cfg.progress and cfg.policy.kind in ("hf", "verl"):
         from transformers.utils import logging as hf_logging
 
@@ -265,27 +234,19 @@ def run(cfg: EvalConfig, output: Path) -> dict[str, Any]:
         policy = build_policy(cfg.policy, cfg.settings, dtype=cfg.dtype, device=cfg.device)
     except (ValueError, OSError) as e:
         raise EvalError(f"cannot load policy {policy_string(cfg.policy)}: {e}") from e
-    missing = [e for e in cfg.envs if e not in cfg.servers]
-    with started_servers(missing, cfg.token) as started:
-        try:
-            result = asyncio.run(evaluate({**cfg.servers, **started}, policy, cfg))
-        except (AgentEnvError, EndpointError) as e:
-            raise EvalError(f"evaluation failed: {e}", EXIT_FAILED) from e
+    try:
+        with env_servers(cfg.envs, given=cfg.servers, token=cfg.token, options=cfg.options) as urls:
+            try:
+                result = asyncio.run(evaluate(urls, policy, cfg))
+            except (AgentEnvError, EndpointError) as e:
+                raise EvalError(f"evaluation failed: {e}", EXIT_FAILED) from e
+    except ServerError as e:
+        raise EvalError(str(e), EXIT_FAILED) from e
     write_json(output, result)
     return result
 
 
 # -- command line ----------------------------------------------------------------------------------
-
-
-def parse_servers(values: Sequence[str]) -> dict[str, list[str]]:
-    servers: dict[str, list[str]] = {}
-    for value in values:
-        name, sep, url = value.partition("=")
-        if not sep or not name.strip() or not re.match(r"^https?://\S+$", url.strip()):
-            raise EvalError(f"--server takes NAME=URL (e.g. maze=http://127.0.0.1:8000), not {value!r}")
-        servers.setdefault(name.strip(), []).append(url.strip().rstrip("/"))
-    return servers
 
 
 def resolve_envs(spec: str | None, servers: dict[str, list[str]]) -> list[str]:
@@ -320,7 +281,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--env", default=None, help="NAME[,NAME...] or all (default: the --server names)")
     p.add_argument("--policy", required=True,
                    help="expert | random | hf:PATH | openai:BASE_URL[:MODEL] | verl:CKPT")
-    p.add_argument("--split", default="test", choices=["train", "test"])
+    p.add_argument("--split", default="test")
+    p.add_argument("--option", action="append", default=[], metavar="NAME.KEY=VALUE",
+                   help="an option of an environment server this command starts (repeat)")
     p.add_argument("--limit", type=int, default=None, help="only the first N tasks of each split")
     p.add_argument("--concurrency", type=int, default=8, help="episodes at once per environment (the HF batch size)")
     p.add_argument("--max-turns", type=int, default=None, help="cap on turns per episode (default: the env's own)")
@@ -352,14 +315,19 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
         spec = parse_policy_spec(args.policy)
     except PolicySpecError as e:
         raise EvalError(str(e)) from e
-    servers = parse_servers(args.server)
+    try:
+        servers = parse_server_specs(args.server)
+        options = parse_option_specs(args.option)
+    except ServerError as e:
+        raise EvalError(str(e)) from e
     envs = resolve_envs(args.env, servers)
     settings = GenerationSettings(max_new_tokens=args.max_new_tokens, temperature=args.temperature,
                                   top_p=args.top_p, seed=args.seed)
     return EvalConfig(envs=envs, policy=spec, servers={k: v for k, v in servers.items() if k in envs},
                       split=args.split, limit=args.limit, concurrency=args.concurrency, max_turns=args.max_turns,
                       seed=args.seed, retries=args.retries, token=args.token or None, label=args.label,
-                      settings=settings, dtype=args.dtype, device=args.device, progress=not args.quiet)
+                      settings=settings, dtype=args.dtype, device=args.device, progress=not args.quiet,
+                      options=options)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

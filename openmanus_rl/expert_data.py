@@ -6,7 +6,7 @@ For every environment, the environment's own expert (``/policy_action``) plays t
 ``0..N-1`` through the evaluator's episode runner (``openmanus_rl.evaluate``), so each item has the
 training prompt (``prompts.initial_messages``) and ReAct replies (``prompts.format_reply``) with
 ``loss`` true on the agent's turns. Only successful episodes are kept (reward at or above the
-environment's ``success_threshold``), at most ``--max-per-env`` of them, written atomically to
+``success_threshold`` its server declares), at most ``--max-per-env`` of them, written atomically to
 ``OUT/<env>.jsonl``. Published AgentTraj files need no conversion: ``trajectories.read`` loads them.
 """
 
@@ -21,17 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from agentenv import registry
+from agentenv.client import EnvClient, read_info
+from agentenv.launcher import env_servers, parse_server_specs
 from openmanus_rl import evaluate, trajectories
 from openmanus_rl.policies import GenerationSettings, PolicySpec, build_policy
-from openmanus_rl.servers import env_servers, parse_server_args
 
 
-def success_threshold(env: str) -> float | None:
-    """The environment's ``success_threshold`` (None when its package is not installed here)."""
-    try:
-        return float(registry.load(env).success_threshold)
-    except Exception:  # a remote-only environment: fall back to the episode success flag
-        return None
+def success_threshold(urls: Sequence[str], token: str | None = None) -> float:
+    """The ``success_threshold`` an environment's server declares (``/info``): the environment may
+    run elsewhere, from another venv, so it is never read by importing the environment."""
+    with EnvClient(urls[0], token=token, timeout=30.0) as client:
+        return read_info(client.info()).success_threshold
 
 
 def successful(items: Iterable[dict[str, Any]], threshold: float | None) -> list[dict[str, Any]]:
@@ -77,7 +77,7 @@ def collect(envs: Sequence[str], out_dir: str | Path, max_per_env: int = 200, ur
     paths = {}
     for env in envs:
         result = play(urls, [env], "expert", "train", max_per_env, seed, concurrency)
-        kept = successful(result["trajectories"], success_threshold(env))[:max_per_env]
+        kept = successful(result["trajectories"], result["envs"][env]["success_threshold"])[:max_per_env]
         paths[env] = out / f"{env}.jsonl"
         write_atomic(paths[env], kept)
         print(f"expert_data: {env}: kept {len(kept)} of {len(result['trajectories'])} expert episodes -> "
@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--server", action="append", default=[], help="NAME=URL of a running server (repeatable)")
     args = p.parse_args(argv)
     envs = registry.parse_names(args.env)
-    given = parse_server_args(args.server)
+    given = parse_server_specs(args.server)
     with env_servers([e for e in envs if e not in given]) as started:
         collect(envs, args.out, args.max_per_env, {**given, **started}, args.seed, args.concurrency)
     return 0

@@ -19,7 +19,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +27,9 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
+from agentenv.launcher import ServerError, env_servers, parse_server_specs
 from openmanus_rl import datasets, run_summary
 from openmanus_rl.agent_loop import AGENT_NAME, CONFIG_VAR, OpenManusAgentLoop
-from openmanus_rl.servers import env_servers, parse_server_args
 from openmanus_rl.verl_cpu.presets import config_dir, default_preset, verl_overrides
 
 TOP_LEVEL_FLAGS = ("env_name", "algo", "model", "steps", "output_dir", "preset", "replicas")
@@ -89,6 +89,22 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
     if cfg.algo not in cfg.algos:
         raise SystemExit(f"train_ppo.sh: unknown --algo {cfg.algo!r}; choose from {', '.join(cfg.algos)}")
     return cfg
+
+
+def env_options(cfg: DictConfig) -> dict[str, dict[str, Any]]:
+    """Server options per environment (``env_options.NAME.KEY=VALUE``), e.g. a path to real upstream data."""
+    return {str(k): dict(v) for k, v in (OmegaConf.to_container(cfg.get("env_options") or {}) or {}).items()}
+
+
+def clear_errors(prog: str, fn: Callable[[], Any]) -> int:
+    """Run a launcher; a user's mistake (an environment that is not installed, a server that is down
+    or serves another environment, a bad option) is one line and exit status 2, not a traceback."""
+    try:
+        result = fn()
+    except (registry.UnknownEnvironment, ServerError, ValueError) as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
+    return result if isinstance(result, int) else 0
 
 
 def cli_agent(extra: Sequence[str]) -> DictConfig:
@@ -168,14 +184,18 @@ def validation_files(data: dict[str, dict[str, Path]], limit: int | None) -> dic
 def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parse_args(argv)
     cfg = load_config(args, extra)
-    envs = registry.parse_names(cfg.env_name)
-    given = parse_server_args(args.server)
+    return clear_errors("train_ppo.sh", lambda: train(cfg, args, extra))
+
+
+def train(cfg: DictConfig, args: argparse.Namespace, extra: Sequence[str]) -> int:
+    given = parse_server_specs(args.server)
+    envs = registry.parse_names(cfg.env_name, remote=given)
     out = Path(cfg.output_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     preset = model_preset(str(cfg.model))
     cfg.agent = OmegaConf.merge(cfg.agent, preset.get("agent", {}), cli_agent(extra))  # defaults < model < CLI
 
-    with env_servers(envs, int(cfg.replicas), given=given) as urls:
+    with env_servers(envs, int(cfg.replicas), given=given, options=env_options(cfg)) as urls:
         data = datasets.build(envs, Path(cfg.data_dir).resolve(), urls, max_train=cfg.max_train_tasks,
                               reward_style=cfg.reward_style)
         data = validation_files(data, cfg.max_val_tasks)

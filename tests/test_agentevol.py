@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from openmanus_rl import expert_data, sft, trajectories
-from openmanus_rl.servers import env_servers
+from agentenv.launcher import env_servers
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = dict(os.environ, TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1")
@@ -66,9 +66,9 @@ def test_a_published_json_array_file_loads_unchanged(expert_file, tmp_path):
     assert [sft.sft_row(i) for i in sft.read_items([array])] == [sft.sft_row(i) for i in items]
 
 
-def test_only_successes_pass_the_environments_threshold():
+def test_only_successes_pass_the_threshold_the_server_declares(maze_urls):
     items = [{"reward": r, "success": s} for r, s in [(1.0, True), (0.0, False), (0.06, True), (0.04, False)]]
-    assert expert_data.success_threshold("maze") == 1.0
+    assert expert_data.success_threshold(maze_urls["maze"]) == 1.0  # from /info, no environment import
     assert expert_data.successful(items, 1.0) == items[:1]
     assert expert_data.successful(items, 0.05) == [items[0], items[2]]  # babyai's threshold
     assert expert_data.successful(items, None) == [items[0], items[2]]  # unknown env: its success flag

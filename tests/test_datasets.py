@@ -33,8 +33,14 @@ def test_missing_changed_or_stale_files_are_rebuilt(tmp_path, capsys):
         assert "wrote" not in capsys.readouterr().out  # nothing changed: nothing rebuilt
         datasets.build(["maze"], tmp_path, given, max_train=6)
         assert len(pd.read_parquet(paths["train"])) == 6  # another limit: rebuilt
+        # a file built from another task set (the server's fingerprint differs) is rebuilt, and that is
+        # judged without resetting a single task
         frame = pd.read_parquet(paths["test"])
         frame.at[0, "prompt"] = [{"role": "user", "content": "an old version of the task"}]
         frame.to_parquet(paths["test"], index=False)
+        datasets.build(["maze"], tmp_path, given, max_train=6)
+        assert "an old version" in str(pd.read_parquet(paths["test"]).iloc[0]["prompt"])  # same task set: kept
+        made_by = paths["test"].with_suffix(".json")
+        made_by.write_text(made_by.read_text().replace('"fingerprint": "', '"fingerprint": "old'))
         datasets.build(["maze"], tmp_path, given, max_train=6)
         assert "an old version" not in str(pd.read_parquet(paths["test"]).iloc[0]["prompt"])

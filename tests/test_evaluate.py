@@ -29,7 +29,7 @@ from agentenv.launcher import ServerProcess
 from agentenv.rollout import server_failed
 from agentenv.testing import serve_in_thread
 from openmanus_rl import prompts, trajectories
-from openmanus_rl.actions import parse_action
+from agentenv.actions import parse_reply as parse_action
 from openmanus_rl.evaluate import main as eval_main
 from openmanus_rl.policies import PolicySpecError, parse_policy_spec
 

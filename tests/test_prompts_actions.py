@@ -1,6 +1,6 @@
 import pytest
 
-from openmanus_rl.actions import parse_action
+from agentenv.actions import parse_reply as parse_action
 from openmanus_rl.prompts import format_reply, initial_messages
 
 

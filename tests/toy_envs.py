@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import ClassVar
 
-from agentenv import Environment, StepResult
+from pydantic import BaseModel, ConfigDict
+
+from agentenv import Environment, StepResult, processes
 
 
 class EchoEnv(Environment):
@@ -13,7 +16,7 @@ class EchoEnv(Environment):
 
     name = "echo"
     max_turns = 5
-    action_format = "any text"
+    action_hint = "any text"
 
     @classmethod
     def num_tasks(cls, split):
@@ -58,3 +61,190 @@ class CloseCounterEnv(EchoEnv):
     def close(self):
         with CloseCounterEnv._lock:
             CloseCounterEnv.closed += 1
+
+
+# -- environments for the runtime's features (tests/test_runtime.py) ---------------------------------------------
+
+
+class MetaOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    size: int = 3
+    label: str = "plain"
+
+
+class MetaEnv(EchoEnv):
+    """Declares every piece of metadata /info serves, a third split and options."""
+
+    name = "meta"
+    version = "3"
+    splits = ("train", "test", "valid")
+    max_turns = 7
+    success_threshold = 0.5
+    action_format = "code"
+    action_hint = "one SQL query"
+    code_language = "sql"
+    instruction = "Answer with SQL."
+    max_sessions = 2
+    step_timeout = 5.0
+    Options = MetaOptions
+
+    @classmethod
+    def num_tasks(cls, split):
+        return {"train": 6, "test": 4, "valid": 2}[split]
+
+
+class ToolMetaEnv(MetaEnv):
+    """A tool environment: its tools come from describe()."""
+
+    name = "toolmeta"
+    action_format = "tool"
+    code_language = None
+
+    @classmethod
+    def describe(cls):
+        return {**super().describe(), "tools": [{"name": "lookup", "description": "look a word up",
+                                                 "parameters": {"type": "object",
+                                                                "properties": {"word": {"type": "string"}}}}]}
+
+
+class SharedOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    n_train: int = 5
+    greeting: str = "hello"
+
+
+class SharedEnv(EchoEnv):
+    """Counts load_shared/release_shared calls; its task counts and observations come from the shared data."""
+
+    name = "shared"
+    Options = SharedOptions
+    load_delay = 0.3
+    loads = 0
+    releases: ClassVar[list] = []
+    _count_lock = threading.Lock()
+
+    @classmethod
+    def load_shared(cls, options):
+        with cls._count_lock:
+            SharedEnv.loads += 1
+        time.sleep(cls.load_delay)  # slow, so concurrent first requests would overlap
+        return {"greeting": options.greeting, "n_train": options.n_train, "loaded_at": time.monotonic()}
+
+    @classmethod
+    def release_shared(cls, shared):
+        SharedEnv.releases.append(shared)
+
+    @classmethod
+    def task_counts(cls, shared=None):
+        return {"train": shared["n_train"], "test": 2}
+
+    @classmethod
+    def num_tasks(cls, split):
+        raise AssertionError("task_counts(shared) is used instead")
+
+    def reset(self, task_id, split, seed=None):
+        assert isinstance(self.options, SharedOptions) and self.shared is not None, "reset before shared/options"
+        obs, info = super().reset(task_id, split, seed)
+        self._obs = f"{self.shared['greeting']} {obs}"
+        return self._obs, {**info, "shared_id": id(self.shared), "options": self.options.model_dump()}
+
+
+class CountingEnv(EchoEnv):
+    """Counts resets and closes (per class); no cheap initial observation."""
+
+    name = "counting"
+    resets = 0
+    closes = 0
+    _count_lock = threading.Lock()
+
+    def reset(self, task_id, split, seed=None):
+        with self._count_lock:
+            type(self).resets += 1
+        return super().reset(task_id, split, seed)
+
+    def close(self):
+        with self._count_lock:
+            type(self).closes += 1
+
+
+class InitialObsEnv(CountingEnv):
+    """States its first observations without a reset."""
+
+    name = "initialobs"
+    resets = 0
+    closes = 0
+
+    def initial_observation(self, task_id, split):
+        return f"task {split}/{task_id} seed None: say 'finish' to win"
+
+
+class SpawnEnv(EchoEnv):
+    """Starts a child process per episode; "hang" blocks the step until that child dies."""
+
+    name = "spawn"
+    closes = 0
+    _count_lock = threading.Lock()
+
+    def reset(self, task_id, split, seed=None):
+        obs, info = super().reset(task_id, split, seed)
+        self.child = self._start_children()
+        return obs, {**info, "pids": [p.pid for p in processes.children(self)]}
+
+    def _start_children(self):
+        return processes.spawn(self, ["sleep", "1000"])
+
+    def step(self, action):
+        if action == "hang":
+            self.child.wait(20)  # unblocked when the runtime kills the child
+            return StepResult("the child is gone")
+        return super().step(action)
+
+    def close(self):
+        with self._count_lock:
+            type(self).closes += 1
+
+
+class SpawnTreeEnv(SpawnEnv):
+    """Its child has a child of its own (a shell running sleep)."""
+
+    name = "spawntree"
+    closes = 0
+
+    def _start_children(self):
+        processes.spawn(self, ["sh", "-c", "sleep 1000 & wait"])
+        return processes.spawn(self, ["sleep", "1000"])
+
+
+class ThreadSpawnEnv(SpawnEnv):
+    """Spawns from a helper thread of its own that ends right after (e.g. starting simulators in parallel)."""
+
+    name = "threadspawn"
+    closes = 0
+
+    def _start_children(self):
+        box = []
+        helper = threading.Thread(target=lambda: box.append(processes.spawn(self, ["sleep", "1000"])))
+        helper.start()
+        helper.join()
+        return box[0]
+
+
+class SlowStepEnv(SpawnEnv):
+    """A step limit of half a second, and a step ("hang") that would take far longer."""
+
+    name = "slowstep"
+    step_timeout = 0.5
+    closes = 0
+
+    def step(self, action):
+        if action == "nap":  # slow, and nothing the runtime kills makes it return sooner
+            time.sleep(2.0)
+            return StepResult("woke up")
+        return super().step(action)
+
+
+class CappedEnv(EchoEnv):
+    """Heavy sessions: at most two per server."""
+
+    name = "capped"
+    max_sessions = 2

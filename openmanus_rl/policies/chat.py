@@ -1,11 +1,11 @@
 """The part every LLM policy shares: the episode's chat, the prompts, the action parser.
 
 A :class:`ChatPolicy` keeps one chat per episode, built only from :mod:`openmanus_rl.prompts`
-(the prompts training uses), asks a :class:`ChatBackend` for the next reply and sends the action
-:func:`~openmanus_rl.actions.parse_action` reads from it. A reply in no accepted form is sent as it
-is (the environment then decides whether it understood it) and counts as a format error. The raw
-replies and the format-error count go into ``episode.meta`` so the evaluator can rebuild the exact
-chat the model saw.
+(the prompts training uses, for the environment's action format as its server declares it), asks
+a :class:`ChatBackend` for the next reply and sends the action :func:`~openmanus_rl.prompts.read_reply`
+reads from it. A reply in no accepted form, or cut by the token budget, is sent as it is (the
+environment then decides whether it understood it) and counts as a format error. The raw replies
+are kept on the episode's turns, so the evaluator can rebuild the exact chat the model saw.
 """
 
 from __future__ import annotations
@@ -15,13 +15,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agentenv.client import EnvSession
-from agentenv.policies import Policy
+from agentenv.policies import Decision, Policy
+from agentenv.protocol import InfoResponse
 from agentenv.rollout import Episode
 from openmanus_rl import prompts
-from openmanus_rl.actions import parse_action
-
-# Far below a server's --max-action-chars (16384): a runaway reply must cost one invalid turn, not a 413.
-MAX_ACTION_CHARS = 4096
 
 
 @dataclass(frozen=True)
@@ -58,13 +55,19 @@ class ChatRequest:
         return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
 
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    cut: bool = False  # generation stopped at the token budget, not because the model finished
+
+
 class ChatBackend(Protocol):
     """Turns chats into replies: a local model (batched) or a served one."""
 
     async def start(self) -> None:
         """Called once in the event loop before any episode (e.g. to ask an endpoint for its model)."""
 
-    async def reply(self, request: ChatRequest) -> str: ...
+    async def reply(self, request: ChatRequest) -> Reply: ...
 
     def plan(self, episodes: int, concurrency: int) -> None:
         """How many episodes the next run has and how many run at once (for batching)."""
@@ -80,11 +83,10 @@ class ChatBackend(Protocol):
 
 @dataclass
 class _Chat:
-    env: str
+    info: InfoResponse
     task_id: int
     messages: list[dict[str, str]] = field(default_factory=list)
-    replies: list[str] = field(default_factory=list)
-    format_errors: int = 0
+    replies: int = 0
 
 
 class ChatPolicy(Policy):
@@ -105,26 +107,22 @@ class ChatPolicy(Policy):
         self.backend.plan(episodes, concurrency)
 
     async def begin(self, session: EnvSession, episode: Episode) -> None:
-        self._chats[id(session)] = _Chat(episode.env, episode.task_id)
+        self._chats[id(session)] = _Chat(session.env_info or prompts.as_info(episode.env), episode.task_id)
 
-    async def act(self, session: EnvSession, observation: str) -> str:
+    async def act(self, session: EnvSession, observation: str) -> Decision:
         chat = self._chats[id(session)]
         if not chat.messages:
-            chat.messages = prompts.initial_messages(chat.env, observation)
+            chat.messages = prompts.initial_messages(chat.info, observation)
         else:
             chat.messages.append(prompts.observation_message(observation))
-        request = ChatRequest(list(chat.messages), chat.env, chat.task_id, len(chat.replies))
+        request = ChatRequest(list(chat.messages), chat.info.env, chat.task_id, chat.replies)
         reply = await self.backend.reply(request)
-        chat.messages.append({"role": "assistant", "content": reply})
-        chat.replies.append(reply)
-        parsed = parse_action(reply)
-        chat.format_errors += not parsed.well_formed
-        return parsed.action[:MAX_ACTION_CHARS]
+        chat.messages.append({"role": "assistant", "content": reply.text})
+        chat.replies += 1
+        return prompts.read_reply(chat.info, reply.text, cut=reply.cut)
 
     async def end(self, session: EnvSession, episode: Episode, error: BaseException | None) -> None:
-        chat = self._chats.pop(id(session), None)
-        if chat is not None:
-            episode.meta.update(replies=chat.replies, format_errors=chat.format_errors)
+        self._chats.pop(id(session), None)
         if error is None:  # an aborted attempt is rerun, so it still counts as running
             self.backend.episode_finished()
 

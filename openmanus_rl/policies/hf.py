@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openmanus_rl.policies.chat import ChatRequest, GenerationSettings
+from openmanus_rl.policies.chat import ChatRequest, GenerationSettings, Reply
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ def load_model(path: str | Path, dtype: str = "auto", device: str = "auto") -> t
 @dataclass
 class _Pending:
     request: ChatRequest
-    future: asyncio.Future[str]
+    future: asyncio.Future[Reply]
 
 
 class HFBackend:
@@ -84,8 +84,8 @@ class HFBackend:
             return max(1, len(self._pending))
         return max(1, min(self._slots, self._remaining))
 
-    async def reply(self, request: ChatRequest) -> str:
-        fut: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    async def reply(self, request: ChatRequest) -> Reply:
+        fut: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self._pending.append(_Pending(request, fut))
         self._maybe_flush()
         return await fut
@@ -145,7 +145,7 @@ class HFBackend:
             ids = ids[-room:]
         return ids
 
-    def generate(self, requests: list[ChatRequest], round_index: int = 0) -> list[str]:
+    def generate(self, requests: list[ChatRequest], round_index: int = 0) -> list[Reply]:
         """Replies for ``requests`` in one ``generate`` call (blocking; run off the event loop)."""
         import torch
 
@@ -170,7 +170,13 @@ class HFBackend:
             torch.manual_seed(requests[0].seed(s.seed) ^ round_index)
             out = self.model.generate(input_ids=input_ids.to(device), attention_mask=attention.to(device), **kwargs)
         self.longest_reply = max(self.longest_reply, out.shape[1] - width)
-        return [self.tokenizer.decode(row[width:], skip_special_tokens=True) for row in out.cpu()]
+        eos_ids = set(eos if isinstance(eos, (list, tuple)) else [eos])
+        replies = []
+        for row in out.cpu().tolist():
+            new = row[width:]
+            ended = any(t in eos_ids for t in new)  # else it ran to max_new_tokens: cut
+            replies.append(Reply(self.tokenizer.decode(new, skip_special_tokens=True), cut=not ended))
+        return replies
 
     def stats(self) -> dict[str, float]:
         sizes = self.batch_sizes

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from openmanus_rl.policies.chat import ChatRequest, GenerationSettings
+from openmanus_rl.policies.chat import ChatRequest, GenerationSettings, Reply
 
 API_KEY_VAR = "OPENAI_API_KEY"
 _RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
@@ -79,7 +79,7 @@ class OpenAIBackend:
             self.model = models[0]
         return self.model
 
-    async def reply(self, request: ChatRequest) -> str:
+    async def reply(self, request: ChatRequest) -> Reply:
         s = self.settings
         body: dict[str, Any] = {"model": await self.resolve_model(), "messages": request.messages,
                                 "max_tokens": s.max_new_tokens, "temperature": max(0.0, s.temperature),
@@ -89,10 +89,11 @@ class OpenAIBackend:
         self.requests += 1
         answer = await self._request("POST", "/chat/completions", json=body)
         try:
-            content = answer["choices"][0]["message"].get("content")
+            choice = answer["choices"][0]
+            content = choice["message"].get("content")
         except (KeyError, IndexError, TypeError, AttributeError) as e:
             raise EndpointError(f"unexpected chat completion from {self.base_url}: {str(answer)[:300]}") from e
-        return content or ""
+        return Reply(content or "", cut=choice.get("finish_reason") == "length")
 
     def stats(self) -> dict[str, float]:
         return {"requests": self.requests}

@@ -34,7 +34,7 @@ class BabyAIEnv(Environment):
     # The bot needs <= 35 steps on every task of both splits; 64 leaves an agent room to explore
     # while bounding an LLM episode. Levels' own max_steps (64..576) still apply beneath it.
     max_turns: ClassVar[int] = 64
-    action_format: ClassVar[str] = "one of: turn left, turn right, move forward, pick up, drop, toggle"
+    action_hint: ClassVar[str] = "one of: turn left, turn right, move forward, pick up, drop, toggle"
     # Any completed mission earns at least 1 - 0.9 * 64/64 = 0.1; failures earn exactly 0.
     success_threshold: ClassVar[float] = 0.05
 

@@ -46,7 +46,7 @@ class MazeEnv(Environment):
 
     name = "maze"
     max_turns = 2 * MAX_DIST
-    action_format = "one of: move up, move down, move left, move right"
+    action_hint = "one of: move up, move down, move left, move right"
 
     def __init__(self) -> None:
         self._task: MazeTask | None = None

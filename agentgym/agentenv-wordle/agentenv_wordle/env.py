@@ -58,7 +58,7 @@ class WordleEnv(Environment):
 
     name = "wordle"
     max_turns = 12
-    action_format = "a five-letter English word, e.g. crane"
+    action_hint = "a five-letter English word, e.g. crane"
 
     def __init__(self) -> None:
         self._answer = ""

@@ -7,9 +7,11 @@ import asyncio
 import json
 import os
 import sys
+from pathlib import Path
 from collections.abc import Sequence
 
 from agentenv import registry
+from agentenv.launcher import ServerError
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -33,18 +35,48 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     env_cls = registry.load(args.name)
+    options = {**_config_file_options(args.config), **_key_values(args.option)}
     config = ServerConfig(max_sessions=args.max_sessions, session_ttl=args.session_ttl,
                           token=args.token or os.environ.get("AGENTENV_TOKEN") or None,
                           max_body_bytes=args.max_body_bytes, max_action_chars=args.max_action_chars,
-                          threads=args.threads)
+                          threads=args.threads, options=options)
     serve(env_cls, host=args.host, port=args.port, config=config, log_level=args.log_level)
     return 0
+
+
+def _key_values(items: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--option takes KEY=VALUE, not {item!r}")
+        out[key.strip()] = value
+    return out
+
+
+def _config_file_options(path: str | None) -> dict:
+    """Options from a YAML or JSON file: a mapping of option names to values."""
+    if path is None:
+        return {}
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+    except OSError as e:
+        raise ValueError(f"cannot read --config {path}: {e}") from None
+    except yaml.YAMLError as e:  # its message spans lines (with a snippet): keep the one line that says what
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ValueError(f"cannot read --config {path}: {getattr(e, 'problem', None) or e}{where}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"--config {path} must hold a mapping of option names to values")
+    return {str(key): value for key, value in data.items()}  # Options(**data) needs string keys
 
 
 def _cmd_new(args: argparse.Namespace) -> int:
     from agentenv.scaffold import scaffold
 
-    path = scaffold(args.name, args.dir)
+    path = scaffold(args.name, args.dir, kind=args.kind)
     print(f"created {path}")
     print(f"next: bash {path}/setup.sh && agentenv serve {args.name}")
     return 0
@@ -52,7 +84,7 @@ def _cmd_new(args: argparse.Namespace) -> int:
 
 def _cmd_play(args: argparse.Namespace) -> int:
     from agentenv.client import EnvPool
-    from agentenv.launcher import running_servers
+    from agentenv.launcher import env_servers
     from agentenv.policies import scripted_policy
     from agentenv.rollout import run_episodes, summarize
 
@@ -60,18 +92,17 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
     async def play(urls: list[str]) -> list:
         async with EnvPool(urls, token=args.token) as pool:
-            info = await pool.clients[0].info()
-            n = info["splits"][args.split]
+            info = await pool.info()
+            if args.split not in info.splits:
+                raise ValueError(f"{args.name} has no split {args.split!r} (it has {', '.join(info.splits)})")
+            n = info.splits[args.split]
             task_ids = list(range(n if args.limit is None else min(n, args.limit)))
             return await run_episodes(pool, args.name, task_ids, policy, split=args.split,
                                       concurrency=args.concurrency, seed=args.seed, progress=not args.quiet)
 
-    if args.server:
-        episodes = asyncio.run(play(args.server))
-    else:
-        registry.entry_point(args.name)  # fail early and clearly on an unknown name
-        with running_servers(args.name, replicas=1, token=args.token) as urls:
-            episodes = asyncio.run(play(urls))
+    given = {args.name: [u.rstrip("/") for u in args.server]} if args.server else None
+    with env_servers([args.name], given=given, token=args.token, options={args.name: _key_values(args.option)}) as urls:
+        episodes = asyncio.run(play(urls[args.name]))
     if args.output:
         with open(args.output, "w") as f:
             f.writelines(json.dumps(ep.to_dict()) + "\n" for ep in episodes)
@@ -99,18 +130,25 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-action-chars", type=int, default=16384)
     s.add_argument("--threads", type=int, default=None, help="environment thread pool size")
     s.add_argument("--log-level", default="warning")
+    s.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an option of the environment (repeat); see its README or /info")
+    s.add_argument("--config", default=None, help="YAML/JSON file of the environment's options (--option wins)")
     s.set_defaults(fn=_cmd_serve)
 
     s = sub.add_parser("new", help="scaffold a new environment package")
     s.add_argument("name")
     s.add_argument("--dir", default=None, help="where to create agentenv-NAME (default: ./agentgym if it exists)")
+    s.add_argument("--kind", default="text", choices=["text", "tool"],
+                   help="text: actions are lines of text; tool: actions are tool calls with JSON arguments")
     s.set_defaults(fn=_cmd_new)
 
     s = sub.add_parser("play", help="run a scripted policy and print a JSON summary as the last line")
     s.add_argument("name")
     s.add_argument("--policy", default="expert", choices=["expert", "random"])
-    s.add_argument("--split", default="test", choices=["train", "test"])
+    s.add_argument("--split", default="test")
     s.add_argument("--limit", type=int, default=None)
+    s.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an option of the environment's server (repeat)")
     s.add_argument("--server", action="append", default=None, help="URL of a running server (repeat for replicas)")
     s.add_argument("--concurrency", type=int, default=8)
     s.add_argument("--seed", type=int, default=None)
@@ -125,6 +163,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.fn(args)
-    except (registry.UnknownEnvironment, ValueError, FileExistsError) as e:
+    except (registry.UnknownEnvironment, ServerError, ValueError, FileExistsError) as e:
         print(f"agentenv: {e}", file=sys.stderr)
         return 2

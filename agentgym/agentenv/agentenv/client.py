@@ -18,7 +18,9 @@ from typing import Any
 import httpx
 
 from agentenv import errors
+from agentenv.actions import ACTION_FORMATS
 from agentenv.errors import AgentEnvError, ServerUnavailable
+from agentenv.protocol import InfoResponse
 
 # Nagle's algorithm turns small request/response pairs into 40 ms round trips.
 _SOCKET_OPTIONS = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
@@ -70,6 +72,15 @@ def _step_from(body: dict) -> Step:
 
 def _created_from(body: dict) -> Created:
     return Created(body["env_id"], body["observation"], body.get("info") or {})
+
+
+def read_info(body: dict[str, Any]) -> InfoResponse:
+    """``/info`` as a model. Servers from before the metadata fields get their defaults, and an
+    ``action_format`` that describes the action in words is read as a text action with that hint."""
+    info = InfoResponse.model_validate(body)
+    if info.action_format not in ACTION_FORMATS:
+        info = info.model_copy(update={"action_format": "text", "action_hint": info.action_hint or info.action_format})
+    return info
 
 
 @dataclass
@@ -147,6 +158,12 @@ class EnvClient(_ClientBase):
 
     def info(self) -> dict:
         return self.request("GET", "/info", idempotent=True)
+
+    def tasks(self, split: str = "train", offset: int = 0, limit: int = 100) -> list[tuple[int, str]]:
+        """First observations of tasks ``offset..offset+limit-1`` without opening sessions."""
+        body = self.request("GET", "/tasks", params={"split": split, "offset": offset, "limit": limit},
+                            idempotent=True)
+        return [(int(t["task_id"]), t["observation"]) for t in body["tasks"]]
 
     def create(self, task_id: int, split: str = "train", seed: int | None = None) -> Created:
         body = {"task_id": task_id, "split": split, "seed": seed}
@@ -235,6 +252,11 @@ class AsyncEnvClient(_ClientBase):
     async def info(self) -> dict:
         return await self.request("GET", "/info", idempotent=True)
 
+    async def tasks(self, split: str = "train", offset: int = 0, limit: int = 100) -> list[tuple[int, str]]:
+        body = await self.request("GET", "/tasks", params={"split": split, "offset": offset, "limit": limit},
+                                  idempotent=True)
+        return [(int(t["task_id"]), t["observation"]) for t in body["tasks"]]
+
     async def create(self, task_id: int, split: str = "train", seed: int | None = None) -> Created:
         body = {"task_id": task_id, "split": split, "seed": seed}
         return _created_from(await self.request("POST", "/create", json=body, idempotent=False))
@@ -312,9 +334,12 @@ class AsyncEnvClient(_ClientBase):
 class EnvSession:
     """One open episode on one replica; obtained from :meth:`EnvPool.session`."""
 
-    def __init__(self, pool: EnvPool, client: AsyncEnvClient, created: Created) -> None:
+    def __init__(self, pool: EnvPool, client: AsyncEnvClient, created: Created,
+                 env_info: InfoResponse | None = None) -> None:
         self.pool, self.client = pool, client
         self.env_id, self.observation, self.info = created.env_id, created.observation, created.info
+        #: the environment's metadata (``/info``): action format, instruction, success threshold, ...
+        self.env_info = env_info
         self.closed = False
 
     async def step(self, action: str) -> Step:
@@ -355,6 +380,22 @@ class EnvPool:
         self.clients = [AsyncEnvClient(u, token=token, **client_kwargs) for u in urls]
         self._load = {id(c): 0 for c in self.clients}
         self._open: set[EnvSession] = set()
+        self._info: InfoResponse | None = None
+
+    async def info(self) -> InfoResponse:
+        """The environment's metadata, asked once (of the first replica that answers)."""
+        if self._info is None:
+            last: Exception | None = None
+            for client in self.clients:
+                try:
+                    self._info = read_info(await client.info())
+                    break
+                except ServerUnavailable as e:
+                    last = e
+            else:
+                assert last is not None
+                raise last
+        return self._info
 
     @property
     def open_sessions(self) -> int:
@@ -362,6 +403,7 @@ class EnvPool:
 
     async def open(self, task_id: int, split: str = "train", seed: int | None = None) -> EnvSession:
         """Create a session on the least-loaded replica; fall over to others if it is down or full."""
+        env_info = await self.info()
         last: Exception | None = None
         for client in sorted(self.clients, key=lambda c: self._load[id(c)]):
             self._load[id(client)] += 1
@@ -374,7 +416,7 @@ class EnvPool:
             except BaseException:
                 self._load[id(client)] -= 1
                 raise
-            sess = EnvSession(self, client, created)
+            sess = EnvSession(self, client, created, env_info)
             self._open.add(sess)
             return sess
         assert last is not None

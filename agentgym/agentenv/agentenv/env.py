@@ -1,18 +1,34 @@
 """The Environment base class: the one thing an environment author writes.
 
 Everything about HTTP, sessions, limits and turn counting lives in the runtime
-(`agentenv.server`); an environment only knows its tasks and its rules.
+(`agentenv.server`); an environment only knows its tasks and its rules. What the agent and
+the runtime need to know about it (splits, turn limit, success threshold, action format,
+instruction, session cap, step time limit, options) is declared once on the class and
+served by ``/info`` (docs/environments.md).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
-Split = Literal["train", "test"]
-SPLITS: tuple[Split, ...] = ("train", "test")
+from pydantic import BaseModel, ConfigDict
+
+from agentenv.actions import ACTION_FORMATS
+
+#: a split name; every environment has "train" and "test", some have more (e.g. "valid")
+Split = str
+SPLITS: tuple[str, ...] = ("train", "test")
+
+
+class NoOptions(BaseModel):
+    """Server options of an environment that takes none (any key is an error)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 @dataclass
@@ -38,23 +54,90 @@ class Environment(ABC):
 
     A server builds one instance per session and calls :meth:`reset` before the
     first :meth:`step`. Instances never share mutable state, so sessions are
-    independent. Methods may block: the runtime calls them off the event loop.
+    independent; read-only data every session needs (a catalogue, an index, databases)
+    is built once per server by :meth:`load_shared` and handed to each instance as
+    ``self.shared`` (with the parsed ``self.options``) before its first reset.
+    Methods may block: the runtime calls them off the event loop.
     """
 
-    #: canonical lower-case name (DESIGN.md), used by the CLI, datasets and servers
+    # -- metadata, declared once (served by /info) ---------------------------------------------
+    #: canonical lower-case name (docs/protocol.md), used by the CLI, datasets and servers
     name: ClassVar[str]
+    #: version of the task set: bump it when tasks change, so datasets built from the old ones are rebuilt
+    version: ClassVar[str] = "1"
+    #: the splits this environment has; "train" and "test" are required, others (e.g. "valid") optional
+    splits: ClassVar[tuple[str, ...]] = SPLITS
     #: the runtime ends an episode (``done``, ``info["truncated"]``) after this many steps
     max_turns: ClassVar[int] = 30
-    #: a short human description of what an action looks like
-    action_format: ClassVar[str] = "free text"
-    #: the episode reward at or above which an episode counts as a success for filtering
+    #: the episode reward at or above which an episode counts as a success (AgentEvol's filter, metrics)
     success_threshold: ClassVar[float] = 1.0
+    #: how an agent writes an action: "text" (one line), "tool" (a tool call with JSON arguments),
+    #: "code" (a fenced code block in ``code_language``); it picks the prompt and the reply parser
+    action_format: ClassVar[str] = "text"
+    #: a short human description of an action, e.g. "one of: move up, move down"
+    action_hint: ClassVar[str] = ""
+    #: the fenced block's language for ``action_format = "code"`` (e.g. "sql")
+    code_language: ClassVar[str | None] = None
+    #: what the agent is told before any task: what the environment is, what actions exist
+    instruction: ClassVar[str] = ""
+    #: most sessions one server holds at once (heavy sessions: a JVM each); None = the server's limit
+    max_sessions: ClassVar[int | None] = None
+    #: seconds one step may take before the runtime gives up on the session; None = no limit
+    step_timeout: ClassVar[float | None] = None
+    #: the server options this environment takes (``agentenv serve NAME --option KEY=VALUE``)
+    Options: ClassVar[type[BaseModel]] = NoOptions
 
+    #: set by the runtime before the first reset: what :meth:`load_shared` built, and the options
+    shared: Any = None
+    options: Any = None
+
+    # -- tasks -----------------------------------------------------------------------------------
     @classmethod
     @abstractmethod
     def num_tasks(cls, split: Split) -> int:
         """How many tasks ``split`` holds; task ids are ``range(num_tasks(split))``."""
 
+    @classmethod
+    def task_counts(cls, shared: Any = None) -> dict[str, int]:
+        """Tasks per split. Environments whose tasks come from data loaded by :meth:`load_shared`
+        (a user's upstream files) override this to count them."""
+        return {split: int(cls.num_tasks(split)) for split in cls.splits}
+
+    @classmethod
+    def fingerprint(cls, counts: dict[str, int], options: BaseModel) -> str:
+        """Identifies the task set a server serves (datasets built from another one are stale).
+        By default: name, version, task counts and options; override to hash loaded data."""
+        blob = json.dumps([cls.name, cls.version, counts, options.model_dump(mode="json")], sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def initial_observation(self, task_id: int, split: Split) -> str | None:
+        """The first observation :meth:`reset` would return for the task, when it can be stated
+        more cheaply than by a reset (datasets are built from it); None: the runtime resets instead.
+        Called on an instance that has ``shared`` and ``options`` but was never reset."""
+        return None
+
+    # -- shared, read-only resources of a server -------------------------------------------------
+    @classmethod
+    def load_shared(cls, options: Any) -> Any:
+        """Build what every session reads (once per server, before the first session)."""
+        return None
+
+    @classmethod
+    def release_shared(cls, shared: Any) -> None:
+        """Free what :meth:`load_shared` built, at server shutdown."""
+
+    # -- what /info serves -------------------------------------------------------------------------
+    @classmethod
+    def describe(cls) -> dict[str, Any]:
+        """The agent-facing part of ``/info``. An old-style ``action_format`` that describes the
+        action in words is read as a text action with that hint."""
+        fmt, hint = cls.action_format, cls.action_hint
+        if fmt not in ACTION_FORMATS:
+            fmt, hint = "text", hint or fmt
+        return {"action_format": fmt, "action_hint": hint, "code_language": cls.code_language,
+                "instruction": cls.instruction, "tools": []}
+
+    # -- an episode --------------------------------------------------------------------------------
     @abstractmethod
     def reset(self, task_id: int, split: Split, seed: int | None = None) -> tuple[str, dict[str, Any]]:
         """Start task ``task_id`` of ``split``; return the first observation (with the
@@ -92,4 +175,5 @@ class Environment(ABC):
         return rng.choice(actions)
 
     def close(self) -> None:  # noqa: B027 - optional hook
-        """Release what the episode holds (files, subprocesses)."""
+        """Release what the episode holds (files, subprocesses). Child processes started with
+        :func:`agentenv.processes.spawn` are killed by the runtime after this, whatever it does."""

@@ -71,6 +71,12 @@ class NotSupported(AgentEnvError):
     status, type = 501, "not_supported"
 
 
+class StepTimeout(AgentEnvError):
+    """A step ran past the environment's ``step_timeout``; the session was closed."""
+
+    status, type = 504, "step_timeout"
+
+
 class ServerUnavailable(AgentEnvError):
     """Raised by the client when no server answered (connection refused, timeouts)."""
 
@@ -80,10 +86,11 @@ class ServerUnavailable(AgentEnvError):
 _BY_TYPE = {
     cls.type: cls
     for cls in (BadRequest, Unauthorized, NotFound, SessionNotFound, TaskNotFound, EpisodeDone, PayloadTooLarge,
-                ValidationFailed, SessionLimit, EnvironmentCrashed, NotSupported, ServerUnavailable)
+                ValidationFailed, SessionLimit, EnvironmentCrashed, NotSupported, StepTimeout, ServerUnavailable)
 }
 _BY_STATUS = {400: BadRequest, 401: Unauthorized, 404: NotFound, 409: EpisodeDone, 413: PayloadTooLarge,
-              422: ValidationFailed, 429: SessionLimit, 501: NotSupported, 503: ServerUnavailable}
+              422: ValidationFailed, 429: SessionLimit, 501: NotSupported, 503: ServerUnavailable,
+              504: StepTimeout}
 
 
 def from_response(status: int, body: object) -> AgentEnvError:

@@ -1,8 +1,9 @@
-"""Start and stop environment servers as child processes (``agentenv serve``).
+"""The one way to start, health-check and stop environment servers, and to read ``NAME=URL``.
 
-Used by ``agentenv play``, the trainers and the evaluator: each server is its own
-process (environments never share one), bound to a free loopback port, and dies
-with its parent even if the parent is killed.
+Used by ``agentenv play``, ``train_ppo.sh``, ``train_agentevol.sh``, the dataset builder and
+``openmanus-eval``: each server is its own ``agentenv serve`` process (environments never share
+one), bound to a free loopback port, and dies with its parent even if the parent is killed.
+Servers someone else started (another machine, a cluster) are given as ``NAME=URL``.
 """
 
 from __future__ import annotations
@@ -15,8 +16,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
+
+from agentenv import registry
+from agentenv.errors import AgentEnvError
 
 _LISTENING = "listening on "
 
@@ -33,13 +38,16 @@ class ServerProcess:
 
     def __init__(self, name: str, *, host: str = "127.0.0.1", port: int = 0, max_sessions: int | None = None,
                  session_ttl: float | None = None, token: str | None = None, extra_args: Sequence[str] = (),
-                 python: str = sys.executable, env: dict[str, str] | None = None) -> None:
+                 options: Mapping[str, Any] | None = None, python: str = sys.executable,
+                 env: dict[str, str] | None = None) -> None:
         self.name = name
         self.args = [python, "-m", "agentenv", "serve", name, "--host", host, "--port", str(port)]
         if max_sessions is not None:
             self.args += ["--max-sessions", str(max_sessions)]
         if session_ttl is not None:
             self.args += ["--session-ttl", str(session_ttl)]
+        for key, value in (options or {}).items():
+            self.args += ["--option", f"{key}={value}"]
         self.args += list(extra_args)
         self.env = {**os.environ, **(env or {})}
         if token:
@@ -117,14 +125,73 @@ class ServerProcess:
         self.stop()
 
 
+class ServerError(RuntimeError):
+    """A server that could not be started, reached, or that serves another environment: one line
+    for the user (commands print it and exit with status 2)."""
+
+
+def parse_server_specs(items: Sequence[str]) -> dict[str, list[str]]:
+    """``["maze=http://h:1", "maze=http://h:2"]`` -> ``{"maze": [url, url]}`` (replicas in order)."""
+    out: dict[str, list[str]] = {}
+    for item in items:
+        name, sep, url = item.partition("=")
+        name, url = name.strip(), url.strip().rstrip("/")
+        if not sep or not name or not url.startswith(("http://", "https://")) or len(url.split("://", 1)[1]) == 0:
+            raise ServerError(f"--server takes NAME=URL (e.g. maze=http://127.0.0.1:8000), not {item!r}")
+        out.setdefault(name, []).append(url)
+    return out
+
+
+def parse_option_specs(items: Sequence[str]) -> dict[str, dict[str, str]]:
+    """``["webshop.data=/x", "sqlgym.timeout=2"]`` -> ``{"webshop": {"data": "/x"}, ...}``."""
+    out: dict[str, dict[str, str]] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        name, dot, option = key.strip().partition(".")
+        if not sep or not dot or not name or not option:
+            raise ServerError(f"--option takes NAME.KEY=VALUE (e.g. webshop.data_path=/data/webshop), not {item!r}")
+        out.setdefault(name, {})[option] = value
+    return out
+
+
+def check_servers(servers: Mapping[str, Sequence[str]], token: str | None = None) -> None:
+    """Every URL answers ``/health`` for the environment it is listed under."""
+    from agentenv.client import EnvClient
+
+    for name, urls in servers.items():
+        for url in urls:
+            try:
+                with EnvClient(url, token=token, timeout=10.0, retries=1) as client:
+                    served = client.health().get("env")
+            except AgentEnvError as e:
+                raise ServerError(f"server {name}={url} is unreachable: {e}") from e
+            if served != name:
+                raise ServerError(f"server {name}={url} serves {served!r}, not {name!r}")
+
+
 @contextlib.contextmanager
-def running_servers(name: str, replicas: int = 1, **kwargs) -> Iterator[list[str]]:
-    """Start ``replicas`` servers of ``name`` (booting in parallel) and stop them all on exit."""
-    servers = [ServerProcess(name, **kwargs) for _ in range(replicas)]
+def env_servers(names: Sequence[str], replicas: int = 1, given: Mapping[str, Sequence[str]] | None = None, *,
+                token: str | None = None, options: Mapping[str, Mapping[str, Any]] | None = None,
+                max_sessions: int | None = None, timeout: float = 300.0) -> Iterator[dict[str, list[str]]]:
+    """URLs per environment: the ``given`` ones (checked), plus ``replicas`` servers started here for
+    the rest (booting in parallel, each with ``options[name]``), all stopped on exit however it comes."""
+    given = {k: list(v) for k, v in (given or {}).items() if k in names}
+    missing = [n for n in dict.fromkeys(names) if n not in given]
+    for name in missing:
+        registry.entry_point(name)  # an unknown name fails here, before anything starts
+    check_servers(given, token)
+    procs = [ServerProcess(n, token=token, max_sessions=max_sessions, options=(options or {}).get(n))
+             for n in missing for _ in range(replicas)]
     try:
-        for s in servers:
-            s.launch()
-        yield [s.wait_ready() for s in servers]
+        for p in procs:
+            p.launch()
+        urls: dict[str, list[str]] = {n: given[n] for n in names if n in given}
+        for p in procs:
+            try:
+                urls.setdefault(p.name, []).append(p.wait_ready(timeout))
+            except (RuntimeError, TimeoutError) as e:
+                raise ServerError(f"could not start the {p.name} server: {e}") from e
+        yield urls
     finally:
-        for s in servers:
-            s.stop()
+        for p in procs:
+            p.stop()

@@ -7,6 +7,7 @@ that they see the true state, and so that they work unchanged against any replic
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agentenv.client import EnvSession
@@ -15,7 +16,20 @@ if TYPE_CHECKING:
     from agentenv.rollout import Episode
 
 
+@dataclass(frozen=True)
+class Decision:
+    """What a policy does this turn."""
+
+    action: str  # sent to the environment
+    reply: str | None = None  # the raw text an LLM wrote (None for scripted policies)
+    thought: str | None = None  # why, where the policy says (the expert's thought)
+    well_formed: bool = True  # the reply followed the environment's action format, whole
+    stop: bool = False  # the policy cannot go on (its token budget ran out): end without stepping
+
+
 class Policy(ABC):
+    """Decides each turn of an episode driven by :func:`agentenv.rollout.run_episode`."""
+
     name: str
 
     async def begin(self, session: EnvSession, episode: Episode) -> None:  # noqa: B027 - optional hook
@@ -25,8 +39,8 @@ class Policy(ABC):
         """
 
     @abstractmethod
-    async def act(self, session: EnvSession, observation: str) -> str:
-        """The next action given the latest observation."""
+    async def act(self, session: EnvSession, observation: str) -> Decision | str:
+        """The next action given the latest observation (a plain string is an action)."""
 
     async def end(self, session: EnvSession, episode: Episode,  # noqa: B027 - optional hook
                   error: BaseException | None) -> None:
@@ -39,26 +53,16 @@ class Policy(ABC):
 class ServerPolicy(Policy):
     """A policy the environment itself implements (``expert`` or ``random``).
 
-    The expert's thoughts (``Environment.expert_thought``; None where it gives none) are kept per turn
-    in ``episode.meta["thoughts"]``: expert trajectories write them as the replies' ``Thought:``.
+    The expert's thoughts (``Environment.expert_thought``; None where it gives none) are kept on each
+    turn: expert trajectories write them as the replies' ``Thought:``.
     """
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._thoughts: dict[int, list[str | None]] = {}  # per open session (concurrent episodes)
 
-    async def begin(self, session: EnvSession, episode: Episode) -> None:
-        self._thoughts[id(session)] = episode.meta["thoughts"] = []
-
-    async def act(self, session: EnvSession, observation: str) -> str:
+    async def act(self, session: EnvSession, observation: str) -> Decision:
         suggestion = await session.suggest(self.name)
-        thoughts = self._thoughts.get(id(session))
-        if thoughts is not None:
-            thoughts.append(suggestion.thought)
-        return suggestion.action
-
-    async def end(self, session: EnvSession, episode: Episode, error: BaseException | None) -> None:
-        self._thoughts.pop(id(session), None)
+        return Decision(suggestion.action, thought=suggestion.thought)
 
 
 SCRIPTED = ("expert", "random")

@@ -1,6 +1,6 @@
 """Request and response models of protocol v1, shared by the server and the client.
 
-The wire format is fixed by DESIGN.md; these models are its single definition.
+The wire format is documented in docs/protocol.md; these models are its single definition.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 PROTOCOL_VERSION = 1
-Split = Literal["train", "test"]
+#: a split name: "train" and "test" always exist; an environment may declare more (docs/environments.md)
+Split = str
 
 
 class _Request(BaseModel):
@@ -69,11 +70,48 @@ class HealthResponse(BaseModel):
     protocol: int = PROTOCOL_VERSION
 
 
+class ToolSpec(BaseModel):
+    """One tool of a tool environment: what the agent is told, and the JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
 class InfoResponse(BaseModel):
+    """What a server tells about its environment (the metadata declared on the class).
+
+    The first four fields are protocol v1's original ones; the others were added compatibly, so
+    a client reads a server that lacks them with these defaults.
+    """
+
     env: str
     splits: dict[str, int]
     max_turns: int
-    action_format: str
+    action_format: str = "text"  # text | tool | code (older servers: a description, read as text)
+    action_hint: str = ""
+    code_language: str | None = None
+    instruction: str = ""
+    tools: list[ToolSpec] = []
+    success_threshold: float = 1.0
+    max_sessions: int | None = None
+    step_timeout: float | None = None
+    options: dict[str, Any] = {}
+    version: str = ""
+    fingerprint: str = ""  # identifies the task set (datasets built from another are stale)
+
+
+class TaskObservation(BaseModel):
+    task_id: int
+    observation: str
+
+
+class TasksResponse(BaseModel):
+    """Extension route ``GET /tasks?split=&offset=&limit=``: tasks' first observations, without sessions."""
+
+    split: str
+    total: int
+    tasks: list[TaskObservation]
 
 
 class ObservationResponse(BaseModel):

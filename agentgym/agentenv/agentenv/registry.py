@@ -6,6 +6,7 @@ is the only list of environments the project has.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING
@@ -51,11 +52,16 @@ def load(name: str) -> type[Environment]:
     return cls
 
 
-def parse_names(spec: str) -> list[str]:
-    """``"maze,wordle"`` or ``"all"`` -> a list of installed names (each checked)."""
+def parse_names(spec: str, remote: Iterable[str] = ()) -> list[str]:
+    """``"maze,wordle"`` or ``"all"`` -> a list of names, each installed here unless it is one of
+    ``remote`` (served by a server someone else started)."""
     if spec.strip() == "all":
         return names()
-    out = [s.strip() for s in spec.split(",") if s.strip()]
+    out = list(dict.fromkeys(s.strip() for s in spec.split(",") if s.strip()))
+    if not out:
+        raise UnknownEnvironment(f"{spec!r} names no environment; installed: {', '.join(names()) or 'none'}")
+    remote = set(remote)
     for n in out:
-        entry_point(n)
+        if n not in remote:
+            entry_point(n)
     return out

@@ -1,25 +1,37 @@
-"""Running whole episodes of a policy against servers, and summarising them."""
+"""The one episode driver, and the one record of an episode.
+
+Every caller that plays whole episodes goes through :func:`run_episode`: ``agentenv play``,
+AgentEval (``openmanus-eval``), expert trajectories and the verl agent loop of training. A
+:class:`~agentenv.policies.Policy` decides each turn (a scripted policy asks the server; an LLM
+policy reads the action out of its reply with the environment's own parser,
+:func:`agentenv.actions.parse_reply`); the driver opens the session, steps, enforces the turn
+limit, records each turn and closes the session whatever happens.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from agentenv.client import EnvPool
 from agentenv.errors import AgentEnvError, NotSupported, ServerUnavailable, SessionNotFound
-from agentenv.policies import Policy
+from agentenv.policies import Decision, Policy
 
 
 @dataclass
 class Turn:
-    action: str
-    observation: str
+    action: str  # what was sent to the environment
+    observation: str  # what it answered
     reward: float
     done: bool
-    valid: bool
+    valid: bool  # the environment understood the action
+    reply: str | None = None  # the policy's raw text (LLM policies)
+    thought: str | None = None  # why (the expert's thought, where the environment gives one)
+    well_formed: bool = True  # the reply followed the environment's action format, whole
 
 
 @dataclass
@@ -29,11 +41,14 @@ class Episode:
     split: str
     instruction: str  # the first observation
     turns: list[Turn] = field(default_factory=list)
-    reward: float = 0.0
+    reward: float = 0.0  # the environment's rewards, summed
     success: bool = False
     score: float = 0.0
-    done: bool = False
-    meta: dict[str, Any] = field(default_factory=dict)  # what the policy recorded (e.g. an LLM's raw replies)
+    done: bool = False  # the environment ended it (success, failure or its own turn limit)
+    truncated: bool = False  # ended by a turn limit (the server's or the caller's), not by the task
+    stopped: bool = False  # the policy could not go on (e.g. its token budget ran out)
+    env_seconds: float = 0.0  # time spent waiting for the environment
+    meta: dict[str, Any] = field(default_factory=dict)  # what the policy recorded (e.g. timings)
 
     @property
     def num_turns(self) -> int:
@@ -43,6 +58,10 @@ class Episode:
     def invalid_actions(self) -> int:
         return sum(not t.valid for t in self.turns)
 
+    @property
+    def format_errors(self) -> int:
+        return sum(not t.well_formed for t in self.turns)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -50,34 +69,63 @@ class Episode:
 def server_failed(exc: BaseException) -> bool:
     """Did the environment's side fail (not the policy)? Such an episode is rerun, never scored.
 
-    No server answered, a 5xx (the environment raised, the server broke), or the session vanished
-    (a restarted server forgot it). A 501 (no scripted policy) is permanent, so not retried.
+    No server answered, a 5xx (the environment raised or timed out, the server broke), or the
+    session vanished (a restarted server forgot it). A 501 (no scripted policy) is permanent.
     """
     if isinstance(exc, (ServerUnavailable, SessionNotFound)):
         return True
     return isinstance(exc, AgentEnvError) and exc.status >= 500 and not isinstance(exc, NotSupported)
 
 
+def _decision(value: str | Decision) -> Decision:
+    return value if isinstance(value, Decision) else Decision(str(value))
+
+
 async def run_episode(pool: EnvPool, env: str, task_id: int, policy: Policy, *, split: str = "test",
-                      seed: int | None = None, max_turns: int | None = None) -> Episode:
-    """One episode from create to close (closed whatever happens); the policy's ``begin``
-    and ``end`` hooks bracket it."""
+                      seed: int | None = None, max_turns: int | None = None, retries: int = 0,
+                      retry_backoff: float = 0.5) -> Episode:
+    """One episode from create to close (closed whatever happens); the policy's ``begin`` and ``end``
+    hooks bracket each attempt. An attempt whose server failed (:func:`server_failed`) is rerun from
+    the start up to ``retries`` times."""
+    for attempt in range(retries + 1):
+        try:
+            return await _attempt(pool, env, task_id, policy, split, seed, max_turns)
+        except Exception as e:
+            if attempt == retries or not server_failed(e):
+                raise
+            await asyncio.sleep(retry_backoff * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+async def _attempt(pool: EnvPool, env: str, task_id: int, policy: Policy, split: str, seed: int | None,
+                   max_turns: int | None) -> Episode:
+    t0 = time.perf_counter()
     async with pool.session(task_id, split, seed) as sess:
         ep = Episode(env=env, task_id=task_id, split=split, instruction=sess.observation)
+        ep.env_seconds += time.perf_counter() - t0
         error: BaseException | None = None
         try:
             await policy.begin(sess, ep)
             obs = sess.observation
             while max_turns is None or ep.num_turns < max_turns:
-                action = await policy.act(sess, obs)
-                step = await sess.step(action)
+                decision = _decision(await policy.act(sess, obs))
+                if decision.stop:
+                    ep.stopped = True
+                    break
+                t0 = time.perf_counter()
+                step = await sess.step(decision.action)
+                ep.env_seconds += time.perf_counter() - t0
                 obs = step.observation
-                ep.turns.append(Turn(action, obs, step.reward, step.done, step.valid))
+                ep.turns.append(Turn(decision.action, obs, step.reward, step.done, step.valid, decision.reply,
+                                     decision.thought, decision.well_formed))
                 ep.reward += step.reward
                 ep.success, ep.score = step.success, step.score
                 if step.done:
                     ep.done = True
+                    ep.truncated = bool(step.info.get("truncated"))
                     break
+            else:
+                ep.truncated = True
         except BaseException as e:
             error = e
             raise
@@ -89,8 +137,7 @@ async def run_episode(pool: EnvPool, env: str, task_id: int, policy: Policy, *, 
 async def run_episodes(pool: EnvPool, env: str, task_ids: Sequence[int], policy: Policy, *, split: str = "test",
                        concurrency: int = 8, seed: int | None = None, max_turns: int | None = None,
                        retries: int = 2, progress: bool = True, retry_backoff: float = 0.5) -> list[Episode]:
-    """Episodes for ``task_ids`` in order; an episode whose server failed (:func:`server_failed`)
-    is rerun up to ``retries`` times, not counted as a policy failure."""
+    """Episodes for ``task_ids`` in order, ``concurrency`` at a time (see :func:`run_episode`)."""
     from tqdm.auto import tqdm
 
     sem = asyncio.Semaphore(concurrency)
@@ -99,14 +146,8 @@ async def run_episodes(pool: EnvPool, env: str, task_ids: Sequence[int], policy:
 
     async def one(tid: int) -> Episode:
         async with sem:
-            for attempt in range(retries + 1):
-                try:
-                    ep = await run_episode(pool, env, tid, policy, split=split, seed=seed, max_turns=max_turns)
-                    break
-                except Exception as e:
-                    if attempt == retries or not server_failed(e):
-                        raise
-                    await asyncio.sleep(retry_backoff * 2**attempt)
+            ep = await run_episode(pool, env, tid, policy, split=split, seed=seed, max_turns=max_turns,
+                                   retries=retries, retry_backoff=retry_backoff)
             bar.update(1)
             return ep
 

@@ -17,9 +17,10 @@ import os
 import signal
 import socket
 import sys
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from fastapi import FastAPI, Query
@@ -27,7 +28,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agentenv.env import SPLITS, Environment, Split
+from agentenv import processes
+from agentenv.env import Environment, Split
 from agentenv.errors import (
     AgentEnvError,
     BadRequest,
@@ -36,6 +38,7 @@ from agentenv.errors import (
     NotSupported,
     PayloadTooLarge,
     SessionNotFound,
+    StepTimeout,
     TaskNotFound,
     ValidationFailed,
 )
@@ -54,6 +57,7 @@ from agentenv.protocol import (
     StepBatchRequest,
     StepRequest,
     StepResponse,
+    TasksResponse,
 )
 from agentenv.sessions import Session, SessionTable
 
@@ -70,6 +74,8 @@ class ServerConfig:
     max_body_bytes: int = 1 << 20
     max_action_chars: int = 16384
     threads: int | None = None  # environment thread pool size
+    #: the environment's options as given (``--option KEY=VALUE``, a config file); parsed by its Options model
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 class _Guard:
@@ -93,6 +99,9 @@ class _Guard:
                                                              type="unauthorized"))
         length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body:
+            # read the body before answering: a server that answers and closes while the client is still
+            # sending makes the client see a connection reset instead of this error
+            await _drain(receive, limit=max(int(length), 64 * self.max_body))
             return await _send_error(send, PayloadTooLarge(f"request body of {int(length)} bytes exceeds the "
                                                            f"limit of {self.max_body}"))
         if length is None and scope["method"] in ("POST", "PUT", "PATCH"):
@@ -107,11 +116,25 @@ class _Guard:
                 seen += len(body[-1])
                 more = message.get("more_body", False)
                 if seen > self.max_body:
+                    if more:
+                        await _drain(receive, limit=64 * self.max_body)
                     return await _send_error(send, PayloadTooLarge(f"request body exceeds the limit of "
                                                                    f"{self.max_body} bytes"))
             replay = [{"type": "http.request", "body": b"".join(body), "more_body": False}]
             return await self.app(scope, _replaying(replay, receive), send)
         return await self.app(scope, receive, send)
+
+
+async def _drain(receive: Callable, limit: int) -> None:
+    """Read and drop a request body (up to ``limit`` bytes)."""
+    seen = 0
+    while seen <= limit:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        seen += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
 
 
 def _replaying(messages: list[dict], receive: Callable) -> Callable:
@@ -132,10 +155,45 @@ class EnvService:
 
     def __init__(self, env_cls: type[Environment], config: ServerConfig) -> None:
         self.env_cls, self.config = env_cls, config
-        self.sessions = SessionTable(config.max_sessions, config.session_ttl)
+        self.options = parse_options(env_cls, config.options)
+        cap = env_cls.max_sessions
+        self.sessions = SessionTable(min(config.max_sessions, cap) if cap else config.max_sessions, config.session_ttl)
         threads = config.threads or min(64, (os.cpu_count() or 2) * 8)
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"env-{env_cls.name}")
-        self.task_counts = {split: env_cls.num_tasks(split) for split in SPLITS}
+        self.shared: Any = None
+        self.task_counts: dict[str, int] = {}
+        self.fingerprint = ""
+        self._started = False
+        self._start_lock = asyncio.Lock()
+
+    async def start(self) -> None:
+        """Load the shared resources and count the tasks: once, however many requests arrive at once."""
+        if self._started:
+            return
+        async with self._start_lock:
+            if self._started:
+                return
+            loop = asyncio.get_running_loop()
+            self.shared = await loop.run_in_executor(self.pool, self.env_cls.load_shared, self.options)
+            counts = await loop.run_in_executor(self.pool, self.env_cls.task_counts, self.shared)
+            missing = [s for s in ("train", "test") if s not in counts]
+            if missing:
+                raise RuntimeError(f"environment {self.env_cls.name} declares no {' or '.join(missing)} split")
+            self.task_counts = {str(k): int(v) for k, v in counts.items()}
+            self.fingerprint = self.env_cls.fingerprint(self.task_counts, self.options)
+            self._started = True
+
+    def info(self) -> dict[str, Any]:
+        cls = self.env_cls
+        return {"env": cls.name, "splits": self.task_counts, "max_turns": cls.max_turns, **cls.describe(),
+                "success_threshold": float(cls.success_threshold), "max_sessions": self.sessions.max_sessions,
+                "step_timeout": cls.step_timeout, "options": self.options.model_dump(mode="json"),
+                "version": cls.version, "fingerprint": self.fingerprint}
+
+    def new_env(self) -> Environment:
+        env = self.env_cls()
+        env.shared, env.options = self.shared, self.options
+        return env
 
     def guarded(self, fn: Callable[..., T], *args: Any) -> T:
         """Call environment code; its exceptions become protocol errors (500/501)."""
@@ -154,19 +212,45 @@ class EnvService:
         return await asyncio.get_running_loop().run_in_executor(self.pool, self.guarded, fn, *args)
 
     def check_task(self, task_id: int, split: Split) -> None:
+        self.check_split(split)
         n = self.task_counts[split]
         if not 0 <= task_id < n:
             raise TaskNotFound(f"task_id {task_id} out of range for split {split!r} (0..{n - 1})")
 
     def _new_env(self, task_id: int, split: Split, seed: int | None) -> tuple[Environment, str, dict]:
-        env = self.env_cls()
+        env = self.new_env()
         try:
             obs, info = env.reset(task_id, split, seed)
         except BaseException:
-            with contextlib.suppress(Exception):
-                env.close()
+            _close_quietly(env)
             raise
         return env, obs, info
+
+    def _task_observations(self, split: Split, ids: range) -> list[dict[str, Any]]:
+        """First observations without sessions: the environment's cheap statement of them where it
+        has one, else a reset of one scratch instance per task (closed right after)."""
+        scratch = self.new_env()
+        out = []
+        try:
+            for task_id in ids:
+                obs = scratch.initial_observation(task_id, split)
+                if obs is None:
+                    env, obs, _ = self._new_env(task_id, split, None)
+                    _close_quietly(env)
+                out.append({"task_id": task_id, "observation": obs})
+        finally:
+            _close_quietly(scratch)
+        return out
+
+    async def tasks(self, split: Split, offset: int, limit: int) -> dict[str, Any]:
+        self.check_split(split)
+        total = self.task_counts[split]
+        ids = range(max(0, offset), min(total, max(0, offset) + max(0, limit)))
+        return {"split": split, "total": total, "tasks": await self.run(self._task_observations, split, ids)}
+
+    def check_split(self, split: Split) -> None:
+        if split not in self.task_counts:
+            raise ValidationFailed(f"unknown split {split!r}; {self.env_cls.name} has {', '.join(self.task_counts)}")
 
     async def create(self, req: CreateRequest) -> dict:
         self.check_task(req.task_id, req.split)
@@ -223,7 +307,34 @@ class EnvService:
         self._check_action(req.action)
         sess = self.sessions.get(req.env_id)
         async with sess.lock:
-            return await asyncio.get_running_loop().run_in_executor(self.pool, self._apply_step, sess, req.action)
+            job = asyncio.get_running_loop().run_in_executor(self.pool, self._apply_step, sess, req.action)
+            limit = self.env_cls.step_timeout
+            if limit is None:
+                return await job
+            try:
+                return await asyncio.wait_for(asyncio.shield(job), limit)
+            except asyncio.TimeoutError:
+                await self._abandon(sess, job)
+                raise StepTimeout(f"a step of {sess.env_id} took longer than {limit:g}s; the session was closed "
+                                  "(its processes killed)") from None
+
+    async def _abandon(self, sess: Session, job: asyncio.Future) -> None:
+        """Drop a session whose step overran: out of the table, its processes killed (which is what
+        unblocks most stuck steps), and closed once the step returns; the server keeps serving."""
+        with contextlib.suppress(SessionNotFound):
+            self.sessions.pop(sess.env_id)
+        sess.closed = True
+        await asyncio.get_running_loop().run_in_executor(None, processes.kill_children, sess.env)
+
+        def close_after(fut: asyncio.Future) -> None:
+            if not fut.cancelled():
+                fut.exception()  # nobody awaits it: a late failure of the abandoned step is no error to log
+            try:
+                self.pool.submit(self._release_env, sess)
+            except RuntimeError:  # the pool is shut down (the server is stopping)
+                threading.Thread(target=self._release_env, args=(sess,), daemon=True).start()
+
+        job.add_done_callback(close_after)
 
     async def step_batch(self, reqs: list[StepRequest]) -> list[dict]:
         """Steps of many sessions, in order per session.
@@ -232,6 +343,8 @@ class EnvService:
         one job per step: dispatching each step to a thread costs more than most
         environments' step itself. A slow session delays only the others in its chunk.
         """
+        if self.env_cls.step_timeout is not None:  # each step under its own time limit
+            return list(await asyncio.gather(*(self._step_or_error(r) for r in reqs)))
         results: list[dict | None] = [None] * len(reqs)
         groups: dict[str, tuple[Session, list[tuple[int, str]]]] = {}
         for i, req in enumerate(reqs):
@@ -250,6 +363,12 @@ class EnvService:
             for idx, res in done:
                 results[idx] = res
         return results  # type: ignore[return-value]
+
+    async def _step_or_error(self, req: StepRequest) -> dict:
+        try:
+            return await self.step(req)
+        except AgentEnvError as e:
+            return _batch_error(e)
 
     async def _run_chunk(self, chunk: list[tuple[Session, list[tuple[int, str]]]]) -> list[tuple[int, dict]]:
         items = sorted(((i, sess, a) for sess, steps in chunk for i, a in steps), key=lambda t: t[0])
@@ -286,10 +405,16 @@ class EnvService:
             await self._close_env(sess)
 
     async def _close_env(self, sess: Session) -> None:
+        await asyncio.get_running_loop().run_in_executor(self.pool, self._release_env, sess)
+
+    def _release_env(self, sess: Session) -> None:
+        """The environment's own close, then whatever child processes it left (always)."""
         try:
-            await self.run(sess.env.close)
+            self.guarded(sess.env.close)
         except AgentEnvError as e:
             log.warning("closing %s failed: %s", sess.env_id, e)
+        finally:
+            processes.kill_children(sess.env)
 
     async def expire_forever(self) -> None:
         period = max(0.05, min(self.config.session_ttl / 4, 30.0))
@@ -302,7 +427,30 @@ class EnvService:
     async def shutdown(self) -> None:
         for sess in self.sessions.pop_all():
             await self._close_env(sess)
+        if self._started:
+            try:
+                await self.run(self.env_cls.release_shared, self.shared)
+            except AgentEnvError as e:
+                log.warning("releasing shared resources failed: %s", e)
         self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def parse_options(env_cls: type[Environment], raw: dict[str, Any]) -> Any:
+    """The environment's Options model from ``KEY=VALUE`` strings or a config file's values."""
+    from pydantic import ValidationError
+
+    try:
+        return env_cls.Options(**raw)
+    except ValidationError as e:
+        known = ", ".join(env_cls.Options.model_fields) or "none"
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'options'}: {err['msg']}" for err in e.errors())
+        raise ValueError(f"bad option for {env_cls.name}: {problems} (options it takes: {known})") from None
+
+
+def _close_quietly(env: Environment) -> None:
+    with contextlib.suppress(Exception):
+        env.close()
+    processes.kill_children(env)
 
 
 def _expert_decision(env: Environment) -> tuple[str, str | None]:
@@ -325,6 +473,7 @@ def create_app(env_cls: type[Environment], config: ServerConfig | None = None) -
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
+        await service.start()
         sweeper = asyncio.create_task(service.expire_forever())
         try:
             yield
@@ -364,11 +513,17 @@ def create_app(env_cls: type[Environment], config: ServerConfig | None = None) -
 
     @app.get("/info", response_model=InfoResponse)
     async def info():
-        return {"env": env_cls.name, "splits": service.task_counts, "max_turns": env_cls.max_turns,
-                "action_format": env_cls.action_format}
+        await service.start()
+        return service.info()
+
+    @app.get("/tasks", response_model=TasksResponse)
+    async def tasks(split: str = Query("train"), offset: int = Query(0, ge=0), limit: int = Query(100, ge=0, le=1000)):
+        await service.start()
+        return await service.tasks(split, offset, limit)
 
     @app.post("/create", response_model=CreateResponse)
     async def create(req: CreateRequest):
+        await service.start()
         return await service.create(req)
 
     @app.post("/reset", response_model=CreateResponse)

@@ -1,0 +1,123 @@
+"""Child processes of a session (a simulator, a JVM, a database server) that never outlive it.
+
+An environment starts them with :func:`spawn` instead of ``subprocess.Popen``. Each child leads
+a process group of its own and gets a parent-death signal, and the runtime kills every group an
+environment spawned right after the environment's ``close()`` (on close, TTL expiry, a step
+timeout and server shutdown), so a forgotten or stuck child is reaped either way. If the server
+itself is killed (even with SIGKILL), the kernel sends the children SIGKILL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+_ATTR = "_agentenv_children"
+_PR_SET_PDEATHSIG = 1
+_lock = threading.Lock()
+_prctl: Any = None  # libc's prctl, looked up in the parent (never between fork and exec)
+_spawner: queue.SimpleQueue | None = None  # jobs of the one thread that forks every child
+
+
+def _pdeathsig_in_child(parent: int) -> Callable[[], None]:
+    global _prctl
+    if _prctl is None:
+        with contextlib.suppress(Exception):
+            import ctypes
+
+            _prctl = ctypes.CDLL(None, use_errno=True).prctl
+    prctl = _prctl
+
+    def in_child() -> None:  # pragma: no cover - runs between fork and exec
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the server died before the signal was armed
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return in_child
+
+
+def _serve_spawns(jobs: queue.SimpleQueue) -> None:
+    while True:
+        fn, fut = jobs.get()
+        if fut.set_running_or_notify_cancel():
+            try:
+                fut.set_result(fn())
+            except BaseException as e:  # handed to the caller of spawn
+                fut.set_exception(e)
+
+
+def _on_spawner_thread(fn: Callable[[], subprocess.Popen]) -> subprocess.Popen:
+    """Run ``fn`` on the spawner thread: the kernel sends the parent-death signal when the *thread*
+    that forked a child exits, so children are forked by one thread that lives as long as the process
+    (not by whichever thread an environment happens to run on, which may be short-lived)."""
+    global _spawner
+    with _lock:
+        if _spawner is None:
+            _spawner = queue.SimpleQueue()
+            threading.Thread(target=_serve_spawns, args=(_spawner,), daemon=True, name="agentenv-spawner").start()
+        jobs = _spawner
+    fut: Future = Future()
+    jobs.put((fn, fut))
+    return fut.result()
+
+
+def _forget_spawner() -> None:  # a forked copy of this process has no spawner thread
+    global _spawner
+    _spawner = None
+
+
+os.register_at_fork(after_in_child=_forget_spawner)
+
+
+def spawn(owner: Any, args: Sequence[str] | str, **popen_kwargs: Any) -> subprocess.Popen:
+    """``subprocess.Popen(args, **popen_kwargs)`` tied to ``owner`` (the environment instance).
+
+    Safe to call from any thread: the fork happens on a dedicated long-lived thread, so the child's
+    parent-death signal fires only when the server process dies.
+    """
+    in_child = _pdeathsig_in_child(os.getpid())
+    proc = _on_spawner_thread(lambda: subprocess.Popen(
+        args, start_new_session=True, preexec_fn=in_child, **popen_kwargs))
+    with _lock:
+        children = owner.__dict__.setdefault(_ATTR, [])
+        children[:] = [p for p in children if p.poll() is None]
+        children.append(proc)
+    return proc
+
+
+def children(owner: Any) -> list[subprocess.Popen]:
+    """The processes ``owner`` spawned that are still running."""
+    return [p for p in owner.__dict__.get(_ATTR, []) if p.poll() is None]
+
+
+def kill_children(owner: Any, grace: float = 2.0) -> None:
+    """SIGTERM each child's process group, SIGKILL what is left after ``grace`` seconds, reap them."""
+    with _lock:
+        procs = owner.__dict__.pop(_ATTR, [])
+    live = [p for p in procs if p.poll() is None]
+    for p in live:
+        _signal_group(p, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for p in live:
+        try:
+            p.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+    for p in procs:
+        _signal_group(p, signal.SIGKILL)  # the group: grandchildren too, even when the child is gone
+        with contextlib.suppress(Exception):
+            p.wait(5)
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
