@@ -5,7 +5,8 @@ setup(
     version="0.1.0",
     description="Protocol v1 runtime, client, registry and CLI for AgentGym-style environment servers",
     packages=find_packages(include=["agentenv", "agentenv.*"]),
-    package_data={"agentenv": ["templates/package/*.tmpl", "templates/package/tests/*.tmpl"]},
+    package_data={"agentenv": ["templates/package/*.tmpl", "templates/package/tests/*.tmpl",
+                               "templates/package_tool/*.tmpl", "templates/package_tool/tests/*.tmpl"]},
     python_requires=">=3.10",
     install_requires=[
         "fastapi>=0.110",
