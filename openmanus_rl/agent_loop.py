@@ -4,7 +4,8 @@ Selected per dataset row by ``agent_name == "openmanus"``. For a row it plays on
 through the project's one episode driver (``agentenv.rollout.run_episode``) on one of the
 environment's server replicas (task and split from ``extra_info``): model turns and environment
 turns alternate until the episode ends, a turn limit, or the response budget. Replies are read
-with the action format the server declares (``openmanus_rl.prompts.read_reply``). Token-in/token-out: the model's tokens are kept as generated (mask 1,
+with the action format the server declares (``openmanus_rl.prompts.read_reply``).
+Token-in/token-out: the model's tokens are kept as generated (mask 1,
 with their log-probs) and only the new observation is tokenized each turn (mask 0).
 The episode always ends on a model token, and that is where verl puts the reward.
 

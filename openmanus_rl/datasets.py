@@ -1,6 +1,6 @@
 """verl RL datasets built from the environments' own task lists.
 
-``data/<env>/{train,test}.parquet``, one row per task (DESIGN.md): ``data_source``,
+``data/<env>/{train,test}.parquet``, one row per task (docs/protocol.md): ``data_source``,
 ``prompt`` (the chat of prompts.py for the action format and instruction the server declares,
 whose user turn holds the task's first observation, read from a real server), ``ability``,
 ``reward_model``, ``extra_info``, ``agent_name``.

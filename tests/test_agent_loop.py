@@ -28,10 +28,15 @@ from openmanus_rl.tiny_model import build_tiny_model
 ASSISTANT = "<|im_start|>assistant"
 
 
+def build_tokenizer(where, corpus):
+    """The tiny model's tokenizer (a byte-level BPE learnt from ``corpus``), built in code."""
+    return AutoTokenizer.from_pretrained(build_tiny_model(where / "m", corpus=corpus))
+
+
 @pytest.fixture(scope="module")
 def tokenizer(tmp_path_factory):
     corpus = [prompts.system_prompt("maze"), prompts.format_reply("move up"), "You are at (3, 2). walls above"]
-    return AutoTokenizer.from_pretrained(build_tiny_model(tmp_path_factory.mktemp("tiny") / "m", corpus=corpus))
+    return build_tokenizer(tmp_path_factory.mktemp("tiny"), corpus)
 
 
 @pytest.fixture(scope="module")

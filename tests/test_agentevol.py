@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from openmanus_rl import expert_data, sft, trajectories
 from agentenv.launcher import env_servers
+from openmanus_rl import expert_data, sft, trajectories
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = dict(os.environ, TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1")

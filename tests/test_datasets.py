@@ -1,4 +1,4 @@
-"""verl parquet datasets built from real servers (DESIGN.md format), rebuilt when stale."""
+"""verl parquet datasets built from real servers (the format of docs/protocol.md), rebuilt when stale."""
 
 import pandas as pd
 

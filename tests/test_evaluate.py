@@ -24,12 +24,12 @@ import pytest
 from fastapi import FastAPI, Request
 
 from agentenv import Environment, StepResult, registry
+from agentenv.actions import parse_reply as parse_action
 from agentenv.errors import EnvironmentCrashed, NotSupported, ServerUnavailable, SessionNotFound, TaskNotFound
 from agentenv.launcher import ServerProcess
 from agentenv.rollout import server_failed
 from agentenv.testing import serve_in_thread
 from openmanus_rl import prompts, trajectories
-from agentenv.actions import parse_reply as parse_action
 from openmanus_rl.evaluate import main as eval_main
 from openmanus_rl.policies import PolicySpecError, parse_policy_spec
 

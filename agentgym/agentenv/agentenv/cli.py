@@ -7,8 +7,8 @@ import asyncio
 import json
 import os
 import sys
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 
 from agentenv import registry
 from agentenv.launcher import ServerError

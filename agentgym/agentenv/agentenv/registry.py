@@ -35,7 +35,9 @@ def entry_point(name: str) -> EntryPoint:
     eps = _entry_points()
     if name not in eps:
         known = ", ".join(sorted(eps)) or "none"
-        raise UnknownEnvironment(f"unknown environment {name!r}; installed: {known}")
+        raise UnknownEnvironment(f"unknown environment {name!r}; installed: {known} (install its package, "
+                                 f"e.g. pip install -e agentgym/agentenv-{name}, or give a running server "
+                                 f"with --server {name}=URL)")
     return eps[name]
 
 
