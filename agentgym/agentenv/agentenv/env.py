@@ -122,7 +122,7 @@ class Environment(ABC):
         """Build what every session reads (once per server, before the first session)."""
         return None
 
-    @classmethod
+    @classmethod  # noqa: B027 - optional hook
     def release_shared(cls, shared: Any) -> None:
         """Free what :meth:`load_shared` built, at server shutdown."""
 
