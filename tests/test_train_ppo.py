@@ -88,3 +88,18 @@ def test_two_environments_in_one_run(tmp_path, data):
     assert envs == {"maze", "wordle"}
     line = next(x for x in log.splitlines() if x.startswith("[step 1]"))
     assert "maze: success" in line and "wordle: success" in line
+
+
+@pytest.mark.parametrize("script,args", [
+    ("train_ppo.sh", ["--env_name", "webshop"]),
+    ("train_ppo.sh", ["--env_name", "maze", "--server", "maze=localhost:1"]),
+    ("train_agentevol.sh", ["--env_name", "maze,webshop"]),
+])
+def test_a_users_mistake_is_one_clear_line_and_exit_2(script, args, tmp_path):
+    """An environment that is not installed, or a malformed --server: no traceback, exit status 2."""
+    proc = subprocess.run([str(ROOT / script), "--output_dir", str(tmp_path / "run"), *args], capture_output=True,
+                          text=True, timeout=300, cwd=ROOT, env=dict(os.environ, PYTHON=sys.executable))
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if x.startswith(f"{script}: ")]
+    assert ("unknown environment 'webshop'" in line and "maze" in line) or "--server takes NAME=URL" in line
