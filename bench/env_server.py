@@ -30,8 +30,10 @@ def percentile(xs: list[float], q: float) -> float:
 def in_process(name: str, seconds: float) -> dict:
     env_cls = registry.load(name)
     env = env_cls()
+    env.options = env_cls.Options()
+    env.shared = env_cls.load_shared(env.options)  # as a server would: once, before the first reset
     rng = random.Random(0)
-    n_tasks = env_cls.num_tasks("train")
+    n_tasks = env_cls.task_counts(env.shared)["train"]
     env.reset(0, "train")
     actions = env.available_actions()
     lat: list[float] = []

@@ -93,7 +93,8 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
 
 def env_options(cfg: DictConfig) -> dict[str, dict[str, Any]]:
     """Server options per environment (``env_options.NAME.KEY=VALUE``), e.g. a path to real upstream data."""
-    return {str(k): dict(v) for k, v in (OmegaConf.to_container(cfg.get("env_options") or {}) or {}).items()}
+    given = cfg.get("env_options")
+    return {str(k): dict(v) for k, v in (OmegaConf.to_container(given) if given is not None else {}).items()}
 
 
 def clear_errors(prog: str, fn: Callable[[], Any]) -> int:
@@ -101,7 +102,7 @@ def clear_errors(prog: str, fn: Callable[[], Any]) -> int:
     or serves another environment, a bad option) is one line and exit status 2, not a traceback."""
     try:
         result = fn()
-    except (registry.UnknownEnvironment, ServerError, ValueError) as e:
+    except (registry.UnknownEnvironment, ServerError) as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return 2
     return result if isinstance(result, int) else 0

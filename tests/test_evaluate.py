@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -28,7 +27,7 @@ from agentenv.actions import parse_reply as parse_action
 from agentenv.errors import EnvironmentCrashed, NotSupported, ServerUnavailable, SessionNotFound, TaskNotFound
 from agentenv.launcher import ServerProcess
 from agentenv.rollout import server_failed
-from agentenv.testing import serve_in_thread
+from agentenv.testing import serve_app_in_thread, serve_in_thread
 from openmanus_rl import prompts, trajectories
 from openmanus_rl.evaluate import main as eval_main
 from openmanus_rl.policies import PolicySpecError, parse_policy_spec
@@ -252,20 +251,9 @@ def wordle_crane_outcomes(tasks: int) -> list[tuple[bool, int]]:
 
 @pytest.fixture()
 def chat_server():
-    import uvicorn
-
     fake = ExpertChatServer()
-    server = uvicorn.Server(uvicorn.Config(fake.app(), host="127.0.0.1", port=0, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "fake chat server did not start"
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    yield fake, f"http://127.0.0.1:{port}/v1"
-    server.should_exit = True
-    thread.join(10)
+    with serve_app_in_thread(fake.app()) as url:
+        yield fake, f"{url}/v1"
 
 
 def test_openai_policy_sends_the_training_chat_and_parses_replies(chat_server, tmp_path):
@@ -610,3 +598,13 @@ def test_policy_specs():
     for bad in ("hf:", "expert2", "random:x", "openai:ftp://x"):
         with pytest.raises(PolicySpecError):
             parse_policy_spec(bad)
+
+
+def test_options_reach_the_servers_it_starts(capsys):
+    """``--option NAME.KEY=VALUE`` is handed to the environment's server; maze takes none, so it refuses."""
+    assert eval_main(["--env", "maze", "--policy", "expert", "--option", "maze.nope=1", "--quiet"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["openmanus-eval: could not start the maze server: agentenv: bad option for maze: nope: "
+                   "Extra inputs are not permitted (options it takes: none)"]
+    assert eval_main(["--env", "maze", "--policy", "expert", "--option", "nope=1"]) == 2
+    assert "--option takes NAME.KEY=VALUE" in capsys.readouterr().err

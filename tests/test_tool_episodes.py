@@ -6,14 +6,12 @@ server, the evaluator, the prompts and the parser are the real ones."""
 from __future__ import annotations
 
 import json
-import threading
-import time
 
 import pytest
 from fastapi import FastAPI, Request
 from tool_envs import FINISH, TASK, LedgerEnv, multiline_reply
 
-from agentenv.testing import serve_in_thread
+from agentenv.testing import serve_app_in_thread, serve_in_thread
 from openmanus_rl import prompts
 from openmanus_rl.evaluate import main as eval_main
 
@@ -56,19 +54,9 @@ class ToolChatServer:
 
 @pytest.fixture()
 def chat(request):
-    import uvicorn
-
     fake = ToolChatServer(cut_first=getattr(request, "param", False))
-    server = uvicorn.Server(uvicorn.Config(fake.app(), host="127.0.0.1", port=0, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "chat server did not start"
-        time.sleep(0.02)
-    yield fake, f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}/v1"
-    server.should_exit = True
-    thread.join(10)
+    with serve_app_in_thread(fake.app()) as url:
+        yield fake, f"{url}/v1"
 
 
 def test_openmanus_eval_delivers_multiline_tool_input_whole(ledger_url, chat, tmp_path):

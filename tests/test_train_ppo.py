@@ -94,6 +94,7 @@ def test_two_environments_in_one_run(tmp_path, data):
     ("train_ppo.sh", ["--env_name", "webshop"]),
     ("train_ppo.sh", ["--env_name", "maze", "--server", "maze=localhost:1"]),
     ("train_agentevol.sh", ["--env_name", "maze,webshop"]),
+    ("train_ppo.sh", ["--env_name", "maze", "env_options.maze.nope=1"]),  # options reach the server, which refuses
 ])
 def test_a_users_mistake_is_one_clear_line_and_exit_2(script, args, tmp_path):
     """An environment that is not installed, or a malformed --server: no traceback, exit status 2."""
@@ -102,4 +103,5 @@ def test_a_users_mistake_is_one_clear_line_and_exit_2(script, args, tmp_path):
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     (line,) = [x for x in proc.stderr.splitlines() if x.startswith(f"{script}: ")]
-    assert ("unknown environment 'webshop'" in line and "maze" in line) or "--server takes NAME=URL" in line
+    assert (("unknown environment 'webshop'" in line and "maze" in line) or "--server takes NAME=URL" in line
+            or "could not start the maze server: agentenv: bad option for maze: nope" in line)

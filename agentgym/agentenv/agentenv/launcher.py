@@ -190,6 +190,9 @@ def env_servers(names: Sequence[str], replicas: int = 1, given: Mapping[str, Seq
             try:
                 urls.setdefault(p.name, []).append(p.wait_ready(timeout))
             except (RuntimeError, TimeoutError) as e:
+                if p.proc is not None and p.proc.poll() == 2:  # the server refused its arguments: say why, briefly
+                    lines = [x for x in p.log_tail().splitlines() if x.strip()]
+                    raise ServerError(f"could not start the {p.name} server: {lines[-1] if lines else e}") from e
                 raise ServerError(f"could not start the {p.name} server: {e}") from e
         yield urls
     finally:

@@ -6,6 +6,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from agentenv.env import Environment, StepResult
 from agentenv.server import ServerConfig, bind_socket, create_app, run_event_loop
@@ -15,11 +16,18 @@ from agentenv.server import ServerConfig, bind_socket, create_app, run_event_loo
 def serve_in_thread(env_cls: type[Environment], config: ServerConfig | None = None,
                     host: str = "127.0.0.1") -> Iterator[str]:
     """Serve ``env_cls`` over real HTTP on a free port for the duration of the block."""
+    with serve_app_in_thread(create_app(env_cls, config), host) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serve_app_in_thread(app: Any, host: str = "127.0.0.1") -> Iterator[str]:
+    """Serve any ASGI app (an environment's, a stand-in model endpoint) on a free loopback port."""
     import uvicorn
 
     sock = bind_socket(host, 0)
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(env_cls, config), log_level="error", access_log=False))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="error", access_log=False))
 
     thread = threading.Thread(target=lambda: run_event_loop(server.serve(sockets=[sock])), daemon=True)
     thread.start()
