@@ -34,7 +34,13 @@ def test_health_and_info(echo_url):
     assert httpx.get(f"{echo_url}/health").json() == {"status": "ok", "env": "echo", "sessions": 0, "protocol": 1} \
         or httpx.get(f"{echo_url}/health").json()["protocol"] == 1
     info = httpx.get(f"{echo_url}/info").json()
-    assert info == {"env": "echo", "splits": {"train": 100, "test": 10}, "max_turns": 5, "action_format": "any text"}
+    # protocol v1's original four fields, then the metadata added since, at the defaults of an env declaring none
+    assert {k: info.pop(k) for k in ("env", "splits", "max_turns", "action_format")} == \
+        {"env": "echo", "splits": {"train": 100, "test": 10}, "max_turns": 5, "action_format": "text"}
+    assert len(info.pop("fingerprint")) == 16
+    assert info == {"action_hint": "any text", "code_language": None, "instruction": "", "tools": [],
+                    "success_threshold": 1.0, "max_sessions": 1024, "step_timeout": None, "options": {},
+                    "version": "1"}
 
 
 def test_episode_through_every_route(client):

@@ -4,7 +4,8 @@ An environment starts them with :func:`spawn` instead of ``subprocess.Popen``. E
 a process group of its own and gets a parent-death signal, and the runtime kills every group an
 environment spawned right after the environment's ``close()`` (on close, TTL expiry, a step
 timeout and server shutdown), so a forgotten or stuck child is reaped either way. If the server
-itself is killed (even with SIGKILL), the kernel sends the children SIGKILL.
+itself is killed (even with SIGKILL), the kernel sends the children SIGKILL (the processes spawned
+here, not their own children: those die then only if their parent takes them along).
 """
 
 from __future__ import annotations
@@ -70,9 +71,9 @@ def _on_spawner_thread(fn: Callable[[], subprocess.Popen]) -> subprocess.Popen:
     return fut.result()
 
 
-def _forget_spawner() -> None:  # a forked copy of this process has no spawner thread
-    global _spawner
-    _spawner = None
+def _forget_spawner() -> None:  # a forked copy of this process has no spawner thread (and nobody holds the lock)
+    global _spawner, _lock
+    _spawner, _lock = None, threading.Lock()
 
 
 os.register_at_fork(after_in_child=_forget_spawner)

@@ -101,7 +101,7 @@ class _Guard:
         if length is not None and length.isdigit() and int(length) > self.max_body:
             # read the body before answering: a server that answers and closes while the client is still
             # sending makes the client see a connection reset instead of this error
-            await _drain(receive, limit=max(int(length), 64 * self.max_body))
+            await _drain(receive, limit=64 * self.max_body)  # past that, the client may see a reset
             return await _send_error(send, PayloadTooLarge(f"request body of {int(length)} bytes exceeds the "
                                                            f"limit of {self.max_body}"))
         if length is None and scope["method"] in ("POST", "PUT", "PATCH"):
@@ -591,9 +591,14 @@ def serve(env_cls: type[Environment], host: str = "127.0.0.1", port: int = 0,
     """Serve until interrupted; print ``listening on http://H:P`` once requests are accepted."""
     import uvicorn
 
+    app = create_app(env_cls, config)
+    try:  # load the shared data before binding: a bad data path is one line for the user, not a traceback
+        asyncio.run(app.app.state.service.start())  # type: ignore[attr-defined]
+    except Exception as e:
+        raise ValueError(f"cannot start {env_cls.name}: loading its shared data failed: "
+                         f"{type(e).__name__}: {e}") from None
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
-    app = create_app(env_cls, config)
     server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, timeout_keep_alive=75,
                                            backlog=2048))
 
