@@ -228,15 +228,15 @@ class EnvService:
 
     def _task_observations(self, split: Split, ids: range) -> list[dict[str, Any]]:
         """First observations without sessions: the environment's cheap statement of them where it
-        has one, else a reset of one scratch instance per task (closed right after)."""
+        has one, else a reset of one scratch instance (reused across tasks, as a session's is: an
+        instance may hold a simulator that is slow to start; closed at the end)."""
         scratch = self.new_env()
         out = []
         try:
             for task_id in ids:
                 obs = scratch.initial_observation(task_id, split)
                 if obs is None:
-                    env, obs, _ = self._new_env(task_id, split, None)
-                    _close_quietly(env)
+                    obs, _ = scratch.reset(task_id, split, None)
                 out.append({"task_id": task_id, "observation": obs})
         finally:
             _close_quietly(scratch)
