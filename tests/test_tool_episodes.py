@@ -9,11 +9,12 @@ import json
 
 import pytest
 from fastapi import FastAPI, Request
-from tool_envs import FINISH, TASK, LedgerEnv, multiline_reply
 
 from agentenv.testing import serve_app_in_thread, serve_in_thread
 from openmanus_rl import prompts
 from openmanus_rl.evaluate import main as eval_main
+
+from tool_envs import FINISH, TASK, LedgerEnv, multiline_reply
 
 
 @pytest.fixture(scope="module")
@@ -89,9 +90,9 @@ def test_a_reply_cut_by_the_token_budget_counts_as_a_format_error(ledger_url, ch
 
 
 def test_verl_agent_loop_delivers_multiline_tool_input_whole(ledger_url, tmp_path):
-    from test_agent_loop import ScriptedModel, build_tokenizer, play
-
     from agentenv.client import EnvClient, read_info
+
+    from test_agent_loop import ScriptedModel, build_tokenizer, play
 
     with EnvClient(ledger_url) as c:
         info = read_info(c.info())
