@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from minigrid.core.actions import Actions
 
 from agentenv.env import Environment, Split, StepResult
+from agentenv.interop.agentgym import AgentGymRoutes
 from agentenv_babyai import levels, render
 from agentenv_babyai.actions import CHECK, PRIMITIVES, TEXT_OF, matches, parse
 from agentenv_babyai.expert import Expert
@@ -37,6 +38,11 @@ class BabyAIEnv(Environment):
     action_hint: ClassVar[str] = "one of: turn left, turn right, move forward, pick up, drop, toggle"
     # Any completed mission earns at least 1 - 0.9 * 64/64 = 0.1; failures earn exactly 0.
     success_threshold: ClassVar[float] = 0.05
+    #: AgentGym's BabyAI server: "data_idx" picks level idx % 40 + 1 with seed idx // 40 (810 train, 90 eval
+    #: items published); its client reads the running "score" as the reward
+    agentgym: ClassVar[AgentGymRoutes] = AgentGymRoutes(
+        reset_key="data_idx", score_scale=1.0, upstream_splits={"train": (0, 810), "test": (810, 900)},
+        hello="This is environment BabyAI.")
 
     def __init__(self) -> None:
         self._levels: dict[str, Any] = {}  # level name -> minigrid level object of this session

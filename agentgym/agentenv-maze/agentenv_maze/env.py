@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from agentenv import Environment, Split, StepResult
+from agentenv.interop.agentgym import AgentGymRoutes
 from agentenv_maze.generator import MAX_DIST, MOVES, NUM_TASKS, Cell, MazeTask, check_task_id, generate
 
 ACTIONS = [f"move {d}" for d in MOVES]
@@ -46,6 +47,9 @@ class MazeEnv(Environment):
 
     name = "maze"
     max_turns = 2 * MAX_DIST
+    #: AgentGym's LMRL-Gym server: /maze/..., the task index is the "game" (26 start positions upstream)
+    agentgym = AgentGymRoutes(prefix="/maze", reset_key="game", upstream_splits={"train": (0, 26), "test": (0, 26)},
+                              has_close=False, hello="This is environment LMRL-Gym.")
     action_hint = "one of: move up, move down, move left, move right"
 
     def __init__(self) -> None:

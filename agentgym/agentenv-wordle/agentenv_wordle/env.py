@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from agentenv import Environment, Split, StepResult
+from agentenv.interop.agentgym import AgentGymRoutes
 from agentenv_wordle import solver
 from agentenv_wordle.feedback import GREEN, GREY, SYMBOL, YELLOW, feedback, pattern_code
 from agentenv_wordle.words import NUM_TASKS, allowed_set, allowed_words, answer
@@ -16,6 +17,7 @@ MAX_GUESSES = 6
 #: competes with solving (it is at most 0.08: four greens)
 PARTIAL_WEIGHT = 0.1
 # "crane", "CRANE", "guess crane", "Guess: 'crane'.", "Action: guess crane", "`crane`", "guess[crane]"
+_SPELLED = re.compile(r"[a-z]( [a-z]){4}")
 _ACTION_RE = re.compile(r"(?:action\s*:\s*)?(?:guess\b\s*[:=]?\s*)?[^a-z0-9]*([a-z]+)[^a-z0-9]*")
 _MEANING = {GREEN: "correct spot", YELLOW: "in the word, wrong spot", GREY: "not in the word"}
 
@@ -31,8 +33,12 @@ INSTRUCTION = (
 
 
 def parse_guess(action: str) -> str | None:
-    """The word an action proposes (lower case, any length), or None if it is not one word."""
-    m = _ACTION_RE.fullmatch(" ".join(action.lower().split()))
+    """The word an action proposes (lower case, any length), or None if it is not one word. Letters
+    written apart ("c r a n e", as AgentGym's Wordle prompt asks for) are one word."""
+    text = " ".join(action.lower().split())
+    if _SPELLED.fullmatch(text):
+        text = text.replace(" ", "")
+    m = _ACTION_RE.fullmatch(text)
     return m.group(1) if m else None
 
 
@@ -58,6 +64,10 @@ class WordleEnv(Environment):
 
     name = "wordle"
     max_turns = 12
+    #: AgentGym's LMRL-Gym server: /wordle/..., the task index is the "seed"; its client asks for the vocabulary
+    agentgym = AgentGymRoutes(prefix="/wordle", reset_key="seed", extras={"/filtered_vocab": "vocabulary"},
+                              upstream_splits={"train": (0, 955), "test": (955, 980)}, has_close=False,
+                              hello="This is environment LMRL-Gym.")
     action_hint = "a five-letter English word, e.g. crane"
 
     def __init__(self) -> None:
@@ -119,6 +129,10 @@ class WordleEnv(Environment):
 
     def observation(self) -> str:
         return self._obs
+
+    def vocabulary(self) -> list[str]:
+        """Every word a guess may be (AgentGym's Wordle client lists them in its prompt)."""
+        return list(allowed_words())
 
     def expert_action(self) -> str:
         return solver.best_guess(tuple((w, pattern_code(m)) for w, m in self._guesses))

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentenv import registry
+from agentenv.errors import AgentEnvError
 from agentenv.launcher import ServerError
 
 
@@ -40,7 +41,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                           token=args.token or os.environ.get("AGENTENV_TOKEN") or None,
                           max_body_bytes=args.max_body_bytes, max_action_chars=args.max_action_chars,
                           threads=args.threads, options=options)
-    serve(env_cls, host=args.host, port=args.port, config=config, log_level=args.log_level)
+    factory = None
+    if args.compat == "agentgym":  # AgentGym's own routes and JSON for this environment
+        from agentenv.interop.agentgym import create_agentgym_app, routes_of
+
+        routes_of(env_cls)  # fails early, and clearly, for an environment that declares none
+        factory = create_agentgym_app
+    serve(env_cls, host=args.host, port=args.port, config=config, log_level=args.log_level, app_factory=factory)
     return 0
 
 
@@ -133,6 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="an option of the environment (repeat); see its README or /info")
     s.add_argument("--config", default=None, help="YAML/JSON file of the environment's options (--option wins)")
+    s.add_argument("--compat", default=None, choices=["agentgym"],
+                   help="answer another convention's routes instead of protocol v1 (agentgym: AgentGym's own)")
     s.set_defaults(fn=_cmd_serve)
 
     s = sub.add_parser("new", help="scaffold a new environment package")
@@ -163,6 +172,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.fn(args)
-    except (registry.UnknownEnvironment, ServerError, ValueError, FileExistsError) as e:
+    except (registry.UnknownEnvironment, ServerError, AgentEnvError, ValueError, FileExistsError) as e:
         print(f"agentenv: {e}", file=sys.stderr)
         return 2

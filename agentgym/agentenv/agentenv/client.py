@@ -331,6 +331,15 @@ class AsyncEnvClient(_ClientBase):
         await self.aclose()
 
 
+def client_for(url: str, **kwargs: Any) -> AsyncEnvClient:
+    """The client a URL calls for: protocol v1, or AgentGym's own routes (``agentgym+http://...#NAME``)."""
+    from agentenv.interop import agentgym
+
+    if agentgym.is_agentgym_url(url):
+        return agentgym.AgentGymClient(url, **kwargs)  # type: ignore[return-value]
+    return AsyncEnvClient(url, **kwargs)
+
+
 class EnvSession:
     """One open episode on one replica; obtained from :meth:`EnvPool.session`."""
 
@@ -377,7 +386,7 @@ class EnvPool:
     def __init__(self, urls: Sequence[str], *, token: str | None = None, **client_kwargs: Any) -> None:
         if not urls:
             raise ValueError("EnvPool needs at least one server URL")
-        self.clients = [AsyncEnvClient(u, token=token, **client_kwargs) for u in urls]
+        self.clients = [client_for(u, token=token, **client_kwargs) for u in urls]
         self._load = {id(c): 0 for c in self.clients}
         self._open: set[EnvSession] = set()
         self._info: InfoResponse | None = None

@@ -131,14 +131,21 @@ class ServerError(RuntimeError):
 
 
 def parse_server_specs(items: Sequence[str]) -> dict[str, list[str]]:
-    """``["maze=http://h:1", "maze=http://h:2"]`` -> ``{"maze": [url, url]}`` (replicas in order)."""
+    """``["maze=http://h:1", "maze=http://h:2"]`` -> ``{"maze": [url, url]}`` (replicas in order).
+
+    ``NAME=agentgym+http://HOST:PORT[/prefix]`` is an original AgentGym server of NAME (its own routes,
+    driven by ``agentenv.interop.agentgym``); its URL is kept as ``agentgym+http://...#NAME``.
+    """
     out: dict[str, list[str]] = {}
     for item in items:
         name, sep, url = item.partition("=")
         name, url = name.strip(), url.strip().rstrip("/")
-        if not sep or not name or not url.startswith(("http://", "https://")) or len(url.split("://", 1)[1]) == 0:
-            raise ServerError(f"--server takes NAME=URL (e.g. maze=http://127.0.0.1:8000), not {item!r}")
-        out.setdefault(name, []).append(url)
+        upstream = url.startswith("agentgym+")
+        plain = url.removeprefix("agentgym+").split("#", 1)[0].rstrip("/")
+        if not sep or not name or not plain.startswith(("http://", "https://")) or not plain.split("://", 1)[1]:
+            raise ServerError(f"--server takes NAME=URL (e.g. maze=http://127.0.0.1:8000, or "
+                              f"webshop=agentgym+http://127.0.0.1:36001 for an AgentGym server), not {item!r}")
+        out.setdefault(name, []).append(f"agentgym+{plain}#{name}" if upstream else plain)
     return out
 
 
@@ -156,14 +163,21 @@ def parse_option_specs(items: Sequence[str]) -> dict[str, dict[str, str]]:
 
 def check_servers(servers: Mapping[str, Sequence[str]], token: str | None = None) -> None:
     """Every URL answers ``/health`` for the environment it is listed under."""
+    import httpx
+
     from agentenv.client import EnvClient
+    from agentenv.interop.agentgym import is_agentgym_url, split_url
 
     for name, urls in servers.items():
         for url in urls:
             try:
+                if is_agentgym_url(url):  # an AgentGym server tells no name: it answers GET / at its base
+                    base, _ = split_url(url)
+                    httpx.get(base + "/", timeout=10.0).raise_for_status()
+                    continue
                 with EnvClient(url, token=token, timeout=10.0, retries=1) as client:
                     served = client.health().get("env")
-            except AgentEnvError as e:
+            except (AgentEnvError, httpx.HTTPError, ValueError) as e:
                 raise ServerError(f"server {name}={url} is unreachable: {e}") from e
             if served != name:
                 raise ServerError(f"server {name}={url} serves {served!r}, not {name!r}")

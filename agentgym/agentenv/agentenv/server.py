@@ -466,10 +466,9 @@ def _error_response(err: AgentEnvError) -> JSONResponse:
     return JSONResponse(err.to_body(), status_code=err.status)
 
 
-def create_app(env_cls: type[Environment], config: ServerConfig | None = None) -> FastAPI:
-    """The FastAPI app serving ``env_cls`` over protocol v1."""
-    config = config or ServerConfig()
-    service = EnvService(env_cls, config)
+def service_lifespan(service: EnvService) -> Callable[[FastAPI], Any]:
+    """Start-up and shutdown of an app around ``service``: shared data loaded, idle sessions swept,
+    every session and the shared data released at the end (any app built on EnvService uses it)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -481,6 +480,14 @@ def create_app(env_cls: type[Environment], config: ServerConfig | None = None) -
             sweeper.cancel()
             await service.shutdown()
 
+    return lifespan
+
+
+def create_app(env_cls: type[Environment], config: ServerConfig | None = None) -> FastAPI:
+    """The FastAPI app serving ``env_cls`` over protocol v1."""
+    config = config or ServerConfig()
+    service = EnvService(env_cls, config)
+    lifespan = service_lifespan(service)
     app = FastAPI(title=f"agentenv {env_cls.name}", version=str(PROTOCOL_VERSION), lifespan=lifespan,
                   docs_url="/docs", redoc_url=None)
     app.state.service = service
@@ -587,11 +594,14 @@ def run_event_loop(main: Any) -> Any:
 
 
 def serve(env_cls: type[Environment], host: str = "127.0.0.1", port: int = 0,
-          config: ServerConfig | None = None, log_level: str = "warning") -> None:
-    """Serve until interrupted; print ``listening on http://H:P`` once requests are accepted."""
+          config: ServerConfig | None = None, log_level: str = "warning",
+          app_factory: Callable[[type[Environment], ServerConfig | None], Any] | None = None) -> None:
+    """Serve until interrupted; print ``listening on http://H:P`` once requests are accepted.
+    ``app_factory`` builds the app (default: protocol v1's; ``agentenv.interop.agentgym`` serves
+    AgentGym's routes instead)."""
     import uvicorn
 
-    app = create_app(env_cls, config)
+    app = (app_factory or create_app)(env_cls, config)
     try:  # load the shared data before binding: a bad data path is one line for the user, not a traceback
         asyncio.run(app.app.state.service.start())  # type: ignore[attr-defined]
     except Exception as e:

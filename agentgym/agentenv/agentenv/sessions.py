@@ -47,6 +47,9 @@ class SessionTable:
     def __len__(self) -> int:
         return len(self._sessions)
 
+    def __contains__(self, env_id: object) -> bool:
+        return env_id in self._sessions
+
     def reserve(self) -> None:
         if len(self._sessions) + self._reserved >= self.max_sessions:
             raise SessionLimit(f"session limit of {self.max_sessions} reached; close sessions or raise --max-sessions")

@@ -1,0 +1,1 @@
+"""Interoperation with other environment-server conventions (AgentGym's)."""

@@ -1,0 +1,151 @@
+"""AgentGym's own routes, both ways, over real servers.
+
+Outbound: ``agentenv serve NAME --compat agentgym`` is driven by a client written here to
+AgentGym's published routes and JSON (the flow of its client classes: create, reset with the task
+index under the environment's own key, step with the handle, reading the fields those clients
+read). Inbound: the project's replica pool drives an AgentGym-protocol server (here the outbound
+one, whose wire format the first tests pin) through ``agentgym+http://...#NAME``, and its episodes
+equal the native server's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from agentenv.client import EnvClient, EnvPool
+from agentenv.launcher import ServerProcess, parse_server_specs
+from agentenv.policies import Policy
+from agentenv.rollout import run_episode
+from openmanus_rl import datasets
+
+ENVS = ("maze", "wordle", "babyai")
+
+
+@pytest.fixture(scope="module")
+def servers():
+    """A native and an AgentGym-compatible server per environment."""
+    procs = {(n, mode): ServerProcess(n, extra_args=["--compat", "agentgym"] if mode == "compat" else [])
+             for n in ENVS for mode in ("native", "compat")}
+    for p in procs.values():
+        p.launch()
+    urls = {key: p.wait_ready() for key, p in procs.items()}
+    yield urls
+    for p in procs.values():
+        p.stop()
+
+
+def native_episode(url: str, split: str, task_id: int) -> tuple[list[str], list[dict]]:
+    """The expert's actions on the native server, and each step's observation, reward and done."""
+    with EnvClient(url) as c:
+        env_id = c.create(task_id, split).env_id
+        actions, steps = [], []
+        while True:
+            actions.append(c.policy_action(env_id, "expert"))
+            step = c.step(env_id, actions[-1])
+            steps.append({"observation": step.observation, "reward": step.reward, "done": step.done})
+            if step.done:
+                break
+        c.close(env_id)
+    return actions, steps
+
+
+class AgentGymStyleClient:
+    """What AgentGym's client classes do, written from their published routes (not their code)."""
+
+    def __init__(self, base: str, prefix: str, reset_key: str, reads_score: bool = False) -> None:
+        self.http = httpx.Client(base_url=base + prefix, timeout=60)
+        self.reset_key, self.reads_score = reset_key, reads_score
+        created = self.http.post("/create")
+        assert created.status_code == 200
+        self.id = created.json()["id"]
+
+    def reset(self, idx: int) -> dict:
+        answer = self.http.post("/reset", json={self.reset_key: idx, "id": self.id})
+        assert answer.status_code == 200 and "error" not in answer.json()
+        return answer.json()
+
+    def step(self, action: str) -> tuple[str, float, bool]:
+        answer = self.http.post("/step", json={"action": action, "id": self.id})
+        assert answer.status_code == 200
+        body = answer.json()
+        return body["observation"], body["score" if self.reads_score else "reward"], body["done"]
+
+
+@pytest.mark.parametrize("env,prefix,key,score", [
+    ("maze", "/maze", "game", False), ("wordle", "/wordle", "seed", False), ("babyai", "", "data_idx", True)])
+def test_agentgym_clients_drive_the_compat_server(servers, env, prefix, key, score):
+    base = servers[(env, "compat")]
+    assert httpx.get(base + prefix + "/").status_code == 200
+    client = AgentGymStyleClient(base, prefix, key, reads_score=score)
+    if env == "wordle":  # AgentGym's Wordle client lists the vocabulary in its prompt
+        vocab = client.http.get("/filtered_vocab", params={"id": client.id}).json()
+        assert "crane" in vocab and len(vocab) > 1000
+    for idx in (3, 7):  # the index space is the train split, then the test split
+        actions, expected = native_episode(servers[(env, "native")], "train", idx)
+        first = client.reset(idx)
+        assert first["observation"] == EnvClient(servers[(env, "native")]).create(idx, "train").observation
+        total = 0.0
+        for action, want in zip(actions, expected, strict=True):
+            sent = " ".join(action) if env == "wordle" else action  # AgentGym's Wordle prompt spells words out
+            observation, reward, done = client.step(sent)
+            assert observation == want["observation"] and done == want["done"]
+            total = reward if score else total + reward
+        assert done and total == pytest.approx(sum(s["reward"] for s in expected)) and total > 0
+        again = client.http.post("/step", json={"action": actions[0], "id": client.id})
+        assert again.status_code == 200 and "has finished" in again.json()["error"]  # AgentGym's error style
+    bad = client.http.post("/step", json={"action": "x", "id": 99999})
+    assert bad.status_code == 200 and "not valid" in bad.json()["error"]
+
+
+def test_a_task_index_past_both_splits_is_an_error(servers):
+    client = AgentGymStyleClient(servers[("maze", "compat")], "/maze", "game")
+    info = httpx.get(servers[("maze", "native")] + "/info").json()
+    past = info["splits"]["train"] + info["splits"]["test"]
+    answer = client.http.post("/reset", json={"game": past, "id": client.id}).json()
+    assert "not valid" in answer["error"]
+    test_first = client.reset(info["splits"]["train"])  # the first test task
+    assert test_first["observation"] == EnvClient(servers[("maze", "native")]).create(0, "test").observation
+
+
+class Replay(Policy):
+    name = "replay"
+
+    def __init__(self, actions: list[str]) -> None:
+        self.actions = list(actions)
+
+    async def act(self, session, observation: str) -> str:
+        return self.actions.pop(0)
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_the_pool_drives_an_agentgym_server_through_the_inbound_adapter(servers, env):
+    (url,) = parse_server_specs([f"{env}=agentgym+{servers[(env, 'compat')]}"])[env]
+    assert url.endswith(f"#{env}")
+    # upstream index of test task 2 = the start of the upstream test range + 2; the compat server maps
+    # that index into its own train split, so the native expert of that train task solves it
+    from agentenv import registry
+
+    start = registry.load(env).agentgym.upstream_splits["test"][0]
+    actions, expected = native_episode(servers[(env, "native")], "train", start + 2)
+
+    async def play():
+        async with EnvPool([url]) as pool:
+            info = await pool.info()
+            assert info.env == env and info.splits["test"] > 2
+            return await run_episode(pool, env, 2, Replay(actions), split="test")
+
+    episode = asyncio.run(play())
+    assert [t.observation for t in episode.turns] == [s["observation"] for s in expected]
+    assert episode.done and episode.success
+    assert episode.reward == pytest.approx(sum(s["reward"] for s in expected))
+
+
+def test_datasets_build_from_an_agentgym_server(servers, tmp_path):
+    (url,) = parse_server_specs([f"maze=agentgym+{servers[('maze', 'compat')]}"])["maze"]
+    rows = asyncio.run(datasets.task_rows("maze", "test", [url], limit=3))
+    with EnvClient(servers[("maze", "native")]) as c:
+        for row in rows:  # upstream test index t = train task t of the compat server (maze's ranges overlap)
+            assert c.create(row["extra_info"]["task_id"], "train").observation in row["prompt"][0]["content"]
