@@ -21,7 +21,7 @@ from agentenv.policies import Policy
 from agentenv.rollout import run_episode
 from openmanus_rl import datasets
 
-ENVS = ("maze", "wordle", "babyai")
+ENVS = ("maze", "wordle", "babyai", "textcraft", "webshop")
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,8 @@ class AgentGymStyleClient:
 
 
 @pytest.mark.parametrize("env,prefix,key,score", [
-    ("maze", "/maze", "game", False), ("wordle", "/wordle", "seed", False), ("babyai", "", "data_idx", True)])
+    ("maze", "/maze", "game", False), ("wordle", "/wordle", "seed", False), ("babyai", "", "data_idx", True),
+    ("textcraft", "", "data_idx", False)])
 def test_agentgym_clients_drive_the_compat_server(servers, env, prefix, key, score):
     base = servers[(env, "compat")]
     assert httpx.get(base + prefix + "/").status_code == 200
@@ -100,6 +101,24 @@ def test_agentgym_clients_drive_the_compat_server(servers, env, prefix, key, sco
     assert bad.status_code == 200 and "not valid" in bad.json()["error"]
 
 
+def test_env_idx_family_answers_as_agentgyms_webshop_server(servers):
+    """The other wire family: bare-int handles under "env_idx", /reset answers [observation, null],
+    the client reads the first observation from GET /observation and a step's from "state"."""
+    http = httpx.Client(base_url=servers[("webshop", "compat")], timeout=60)
+    handle = http.post("/create").json()
+    assert isinstance(handle, int)
+    actions, expected = native_episode(servers[("webshop", "native")], "test", 5)
+    pair = http.post("/reset", json={"session_id": 5, "env_idx": handle}).json()  # test goals come first
+    assert isinstance(pair, list) and pair[1] is None
+    first = http.get("/observation", params={"env_idx": handle}).json()
+    assert first == pair[0] == EnvClient(servers[("webshop", "native")]).create(5, "test").observation
+    for action, want in zip(actions, expected, strict=True):
+        body = http.post("/step", json={"env_idx": handle, "action": action}).json()
+        assert (body["state"], body["reward"], body["done"], body["info"]) == (
+            want["observation"], want["reward"], want["done"], None)
+    assert body["done"] and body["reward"] == 1.0
+
+
 def test_a_task_index_past_both_splits_is_an_error(servers):
     client = AgentGymStyleClient(servers[("maze", "compat")], "/maze", "game")
     info = httpx.get(servers[("maze", "native")] + "/info").json()
@@ -120,16 +139,27 @@ class Replay(Policy):
         return self.actions.pop(0)
 
 
+def compat_task(native_url: str, routes, index: int) -> tuple[str, int]:
+    """Which of its own tasks a compat server plays for an AgentGym task index (its splits in order)."""
+    counts = httpx.get(native_url + "/info").json()["splits"]
+    for split in routes.index_order:
+        if index < counts[split]:
+            return split, index
+        index -= counts[split]
+    raise AssertionError("index past the splits")
+
+
 @pytest.mark.parametrize("env", ENVS)
 def test_the_pool_drives_an_agentgym_server_through_the_inbound_adapter(servers, env):
-    (url,) = parse_server_specs([f"{env}=agentgym+{servers[(env, 'compat')]}"])[env]
-    assert url.endswith(f"#{env}")
-    # upstream index of test task 2 = the start of the upstream test range + 2; the compat server maps
-    # that index into its own train split, so the native expert of that train task solves it
     from agentenv import registry
 
-    start = registry.load(env).agentgym.upstream_splits["test"][0]
-    actions, expected = native_episode(servers[(env, "native")], "train", start + 2)
+    (url,) = parse_server_specs([f"{env}=agentgym+{servers[(env, 'compat')]}"])[env]
+    assert url.endswith(f"#{env}")
+    # test task 2 is upstream index (start of the upstream test range + 2); the compat server plays its own
+    # task for that index, so the native expert of that task solves it
+    routes = registry.load(env).agentgym
+    split, task_id = compat_task(servers[(env, "native")], routes, routes.upstream_splits["test"][0] + 2)
+    actions, expected = native_episode(servers[(env, "native")], split, task_id)
 
     async def play():
         async with EnvPool([url]) as pool:
