@@ -21,7 +21,7 @@ from agentenv.policies import Policy
 from agentenv.rollout import run_episode
 from openmanus_rl import datasets
 
-ENVS = ("maze", "wordle", "babyai", "textcraft", "webshop")
+ENVS = ("maze", "wordle", "babyai", "textcraft", "webshop", "alfworld")
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ class AgentGymStyleClient:
 
 @pytest.mark.parametrize("env,prefix,key,score", [
     ("maze", "/maze", "game", False), ("wordle", "/wordle", "seed", False), ("babyai", "", "data_idx", True),
-    ("textcraft", "", "data_idx", False)])
+    ("textcraft", "", "data_idx", False), ("alfworld", "", "game", False)])
 def test_agentgym_clients_drive_the_compat_server(servers, env, prefix, key, score):
     base = servers[(env, "compat")]
     assert httpx.get(base + prefix + "/").status_code == 200
