@@ -107,7 +107,9 @@ def train(data: str | Path, model_path: str | Path, out: str | Path, *, log: str
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     cmd = sft_command(data, model_path, partial, **kwargs)
-    env = dict(os.environ, TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1", **(env or {}))
+    # the trainer's workers die with torchrun even when this process group is killed outright (verl_cpu)
+    env = dict(os.environ, TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1", OPENMANUS_DIE_WITH_PARENT="1",
+               **(env or {}))
     log_path = Path(log) if log else partial / "sft.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as f:

@@ -73,8 +73,29 @@ def _register_cpu_engines(impl) -> None:
     _status["engines_registered"] = True
 
 
+DIE_WITH_PARENT = "OPENMANUS_DIE_WITH_PARENT"
+
+
+def _die_with_parent() -> None:
+    """A verl process started by a launcher that may be killed outright (torchrun's SFT workers run in
+    sessions of their own, so killing the launcher's process group does not reach them): with
+    ``$OPENMANUS_DIE_WITH_PARENT`` set, the kernel sends it SIGTERM when its parent dies."""
+    if os.environ.get(DIE_WITH_PARENT) != "1":
+        return
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    _status["dies_with_parent"] = True
+
+
 def _setup() -> None:
     from .patches import apply, when_imported
+
+    _die_with_parent()
 
     # The registries live in modules verl imports lazily; register when they get imported.
     when_imported("verl.workers.rollout.base", _register_adapter)
