@@ -55,3 +55,17 @@ def play_in_process(env: Environment, task_id: int, split: str, policy: Callable
         if results[-1].done:
             break
     return sum(r.reward for r in results), results
+
+
+def expert_steps(client: Any, env_id: str, max_steps: int = 1000) -> list[Any]:
+    """Play the server's expert to the end of a session's episode over HTTP (an
+    :class:`agentenv.client.EnvClient`); every expert turn must come with a thought. The steps."""
+    steps = []
+    for _ in range(max_steps):
+        suggestion = client.suggest(env_id, "expert")
+        assert suggestion.thought, "the expert gave no thought"
+        steps.append(client.step(env_id, suggestion.action))
+        if steps[-1].done:
+            return steps
+    raise AssertionError(f"the expert did not finish within {max_steps} steps")
+
