@@ -27,7 +27,10 @@ ENVS = ("maze", "wordle", "babyai", "textcraft", "webshop", "alfworld")
 @pytest.fixture(scope="module")
 def servers():
     """A native and an AgentGym-compatible server per environment."""
-    procs = {(n, mode): ServerProcess(n, extra_args=["--compat", "agentgym"] if mode == "compat" else [])
+    # babyai's compat server uses AgentGym's own action set by default: its native twin is told to as well
+    options = {"babyai": {"action_set": "agentgym"}}
+    procs = {(n, mode): ServerProcess(n, extra_args=["--compat", "agentgym"] if mode == "compat" else [],
+                                      options=options.get(n) if mode == "native" else None)
              for n in ENVS for mode in ("native", "compat")}
     for p in procs.values():
         p.launch()

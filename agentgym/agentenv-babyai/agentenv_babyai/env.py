@@ -1,22 +1,25 @@
 """BabyAI (minigrid's BabyAI levels) as a text environment.
 
 A task is a (level, seed) pair (see ``levels``); the agent acts with primitive text actions
-and sees its 7x7 egocentric view described in words (see ``render``). Reward and success are
-minigrid's own: ``1 - 0.9 * steps / max_steps`` when the mission is completed, else 0.
+and sees its 7x7 egocentric view described in words (see ``render``), or, with the server
+option ``action_set=agentgym``, with AgentGym's high-level actions and observations (see
+``highlevel``). Reward and success are minigrid's own either way: ``1 - 0.9 * steps / max_steps``
+when the mission is completed, else 0, where ``steps`` counts minigrid's primitive steps.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from minigrid.core.actions import Actions
+from pydantic import BaseModel, ConfigDict
 
 from agentenv.env import Environment, Split, StepResult
 from agentenv.interop.agentgym import AgentGymRoutes
-from agentenv_babyai import levels, render
+from agentenv_babyai import highlevel, levels, render
 from agentenv_babyai.actions import CHECK, PRIMITIVES, TEXT_OF, matches, parse
-from agentenv_babyai.expert import Expert
+from agentenv_babyai.expert import Expert, HighLevelExpert
 
 ACTION_HELP = (
     'Actions (one per turn): "turn left", "turn right", "move forward", '
@@ -26,6 +29,15 @@ ACTION_HELP = (
     "You see up to 6 steps ahead and 3 steps to each side; walls and closed doors block your sight. "
     "To go to an object, stand next to it and face it."
 )
+
+
+class BabyAIOptions(BaseModel):
+    """Server options (``agentenv serve babyai --option action_set=agentgym``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    #: "primitive": minigrid's six actions and this package's view text; "agentgym": AgentGym's
+    #: high-level actions (go to / pickup / go through ... <object> <n>), listed in every observation
+    action_set: Literal["primitive", "agentgym"] = "primitive"
 
 
 class BabyAIEnv(Environment):
@@ -42,7 +54,8 @@ class BabyAIEnv(Environment):
     #: items published); its client reads the running "score" as the reward
     agentgym: ClassVar[AgentGymRoutes] = AgentGymRoutes(
         reset_key="data_idx", score_scale=1.0, upstream_splits={"train": (0, 810), "test": (810, 900)},
-        hello="This is environment BabyAI.")
+        hello="This is environment BabyAI.", options={"action_set": "agentgym"})
+    Options: ClassVar[type[BaseModel]] = BabyAIOptions
 
     def __init__(self) -> None:
         self._levels: dict[str, Any] = {}  # level name -> minigrid level object of this session
@@ -54,6 +67,10 @@ class BabyAIEnv(Environment):
         self._obs = ""
         self._expert = Expert()
         self._viewer = render.Viewer()
+        self._high = False  # this episode uses the agentgym action set (read from the options at reset)
+        self._table: highlevel.Table | None = None  # the agentgym actions of the current state
+        self._planner = HighLevelExpert()
+        self._sighted: set[int] = set()  # ids of the objects this episode's agentgym observations showed
 
     @classmethod
     def num_tasks(cls, split: Split) -> int:
@@ -71,8 +88,15 @@ class BabyAIEnv(Environment):
         self._history = []
         self._done = False
         self._expert.start(spec, level_seed)
-        self._obs = f"Your goal: {level.mission}\n{ACTION_HELP}\n{render.describe(level, self._viewer)}"
         info = {"level": spec.name, "seed": level_seed, "mission": level.mission, "max_steps": level.max_steps}
+        self._high = getattr(self.options, "action_set", "primitive") == "agentgym"
+        if self._high:
+            self._sighted = set()
+            self._look()
+            self._obs = f"Your goal: {level.mission}\n{self._table.description}\n{self._table.listing()}"
+            info["action_set"] = "agentgym"
+            return self._obs, info
+        self._obs = f"Your goal: {level.mission}\n{ACTION_HELP}\n{render.describe(level, self._viewer)}"
         return self._obs, info
 
     def observation(self) -> str:
@@ -84,6 +108,8 @@ class BabyAIEnv(Environment):
             return StepResult("Call reset before step.", valid=False)
         if self._done:
             return StepResult("The episode has ended.", done=True, valid=False)
+        if self._high:
+            return self._step_high(action)
         parsed = parse(action) if isinstance(action, str) else None
         if parsed is None:
             return self._no_step(f"Invalid action {action!r}. Valid actions: {', '.join(self.available_actions())}.")
@@ -119,10 +145,13 @@ class BabyAIEnv(Environment):
         return StepResult(self._obs, reward=reward, done=self._done, success=success, score=reward, info=info)
 
     def available_actions(self) -> list[str]:
-        """Primitive actions that can change something now, plus the help action."""
+        """Primitive actions that can change something now, plus the help action (agentgym set:
+        the actions the observation lists)."""
         level = self._level
         if level is None or self._done:
             return []
+        if self._high:
+            return self._table.actions
         front = level.grid.get(*self._front())
         carrying = level.carrying
         out = ["turn left", "turn right"]
@@ -140,16 +169,75 @@ class BabyAIEnv(Environment):
     def expert_action(self) -> str:
         if self._level is None or self._done:
             return "turn left"
+        if self._high:
+            return self._planner.action(self._level, self._table, self._bot_action, self._sighted).text
         act = self._expert.action(self._level, self._history)
         return TEXT_OF[act] if act is not None else "turn left"
 
+    def expert_thought(self) -> str | None:
+        """Agentgym set only: why the expert's next action, from what the observation shows."""
+        if not self._high or self._level is None or self._done:
+            return None
+        return self._planner.action(self._level, self._table, self._bot_action, self._sighted).thought
+
     def random_action(self, rng: random.Random) -> str:
+        """A primitive; with the agentgym set, any listed action but the free ``check available actions``."""
+        if self._high and self._table is not None and not self._done:
+            return rng.choice([a for a in self._table.actions if a != highlevel.CHECK])
         return rng.choice(PRIMITIVES)
 
     def close(self) -> None:
         self._levels.clear()
         self._level = None
+        self._table = None
         self._expert = Expert()
+
+    # -- the agentgym action set ------------------------------------------------------------
+
+    def _look(self) -> None:
+        """Recompute the agentgym description and action table (after anything changes the level)."""
+        self._table = highlevel.build(self._level, self._viewer)
+        self._sighted.update(id(s.obj) for s in self._table.seen)
+
+    def _bot_action(self) -> int | None:
+        """The BabyAI bot's next primitive for the episode so far (the high-level expert's fallback)."""
+        return self._expert.action(self._level, self._history)
+
+    def _step_high(self, action: str) -> StepResult:
+        """One AgentGym action: its primitives run on the level one by one, each a minigrid step, until
+        they are done or the level's episode ends; the reward is minigrid's for the steps taken."""
+        level, table = self._level, self._table
+        text = highlevel.normalize(action, table) if isinstance(action, str) else ""
+        info: dict[str, Any] = {"level": self._spec.name, "max_steps": level.max_steps}
+        if text == highlevel.CHECK or text not in table.plans:
+            message = ("Actions you can take now: " + ", ".join(table.actions)
+                       if text == highlevel.CHECK else table.refusals.get(text, highlevel.NOT_RECOGNIZED))
+            self._obs = f"{message}\n{table.description}\n{table.listing()}"
+            return StepResult(self._obs, valid=text == highlevel.CHECK,
+                              info={**info, "steps": level.step_count, "primitive_steps": 0})
+        reward, terminated, truncated, taken = 0.0, False, False, 0
+        for act in table.plans[text]:
+            pos_before = tuple(level.agent_pos)
+            _, reward, terminated, truncated, _ = level.step(act)
+            self._history.append(act)
+            taken += 1
+            if terminated or truncated or (act == highlevel.FORWARD and tuple(level.agent_pos) == pos_before):
+                break  # the episode ended, or the route is blocked (it never is: routes come from the grid)
+        success = bool(terminated and reward > 0)
+        self._done = bool(terminated or truncated)
+        reward = float(reward) if success else 0.0
+        self._look()
+        if success:
+            self._obs = f"{self._table.description}\nThe task is completed."
+        elif self._done:
+            ending = "you ran out of steps." if truncated else "the mission failed."
+            self._obs = f"{self._table.description}\nThe episode is over: {ending}"
+        else:
+            self._obs = f"{self._table.description}\n{self._table.listing()}"
+        info.update(steps=level.step_count, primitive_steps=taken)
+        if truncated and not terminated:
+            info["truncated"] = True
+        return StepResult(self._obs, reward=reward, done=self._done, success=success, score=reward, info=info)
 
     # -- helpers -------------------------------------------------------------------------
 

@@ -12,9 +12,14 @@ from the current state.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from minigrid.core.actions import Actions
+from minigrid.envs.babyai.core.verifier import GoToInstr, OpenInstr, PickupInstr, PutNextInstr
 from minigrid.utils.baby_ai_bot import BabyAIBot
 
+from agentenv_babyai import highlevel
 from agentenv_babyai.levels import LevelSpec, make_level
 
 
@@ -65,3 +70,127 @@ class Expert:
             self._suggestion = self._bot.replan()
         except Exception:
             self._bot, self._suggestion = None, None
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The high-level expert's next action and the reason it would give."""
+
+    text: str
+    thought: str
+
+
+_PRIMITIVE_TEXT = {highlevel.LEFT: "turn left", highlevel.RIGHT: "turn right", highlevel.FORWARD: "move forward",
+                   highlevel.DROP: "drop", highlevel.TOGGLE: "toggle"}
+
+_NEIGHBOURS = ((1, 0), (0, 1), (-1, 0), (0, -1))
+
+
+class HighLevelExpert:
+    """The expert of the agentgym action set: it plans with the high-level actions themselves.
+
+    It reads the mission (minigrid's instruction objects: which objects count) and acts on what the
+    observation shows: ``go to`` / ``pickup`` / ``toggle and go through`` the right visible object, picks
+    up the key a locked door needs, and for "put X next to Y" walks (with turns and moves) to face an
+    empty cell beside Y and drops. When nothing it needs is in sight or reachable, it takes the BabyAI
+    bot's primitive move (the bot explores), so demonstrations stay explainable from the observations.
+    """
+
+    def __init__(self) -> None:
+        self._cached: tuple[object, Advice] | None = None  # (table, advice): expert_thought and _action share it
+
+    def action(self, level, table: highlevel.Table, bot: Callable[[], int | None], sighted: set[int]) -> Advice:
+        """The next action for the state ``table`` describes; ``sighted``: ids of the objects the
+        episode's observations have shown so far (what an agent could remember)."""
+        if self._cached is not None and self._cached[0] is table:
+            return self._cached[1]
+        advice = self._direct(level, table, sighted) or self._explore(table, bot)
+        self._cached = (table, advice)
+        return advice
+
+    # -- acting on what is in sight ---------------------------------------------------------------
+
+    def _direct(self, level, table: highlevel.Table, sighted: set[int]) -> Advice | None:
+        instr, carrying = level.instrs, level.carrying
+        if isinstance(instr, GoToInstr):
+            return self._best(table, "go to ", instr.desc.obj_set, "{} is what my goal names; I go to it.")
+        if isinstance(instr, PickupInstr):
+            if carrying is not None:
+                return self._drop(table)
+            return self._best(table, "pickup ", instr.desc.obj_set, "{} is what my goal names; I pick it up.")
+        if isinstance(instr, OpenInstr):
+            return self._open(level, table, instr.desc.obj_set, sighted)
+        if isinstance(instr, PutNextInstr):
+            return self._put_next(level, table, instr)
+        return None
+
+    @staticmethod
+    def _best(table: highlevel.Table, verb: str, objs: list, why: str) -> Advice | None:
+        """The offered ``verb <label>`` on one of ``objs`` with the fewest primitive steps."""
+        options = [(len(table.plans[verb + s.label]), i, s) for i, s in enumerate(table.seen)
+                   if any(s.obj is o for o in objs) and verb + s.label in table.plans]
+        if not options:
+            return None
+        s = min(options, key=lambda o: o[:2])[2]
+        return Advice(verb + s.label, why.format(f"The {s.label}"))
+
+    @staticmethod
+    def _drop(table: highlevel.Table) -> Advice | None:
+        if "drop" in table.plans:
+            return Advice("drop", "I am carrying something my goal does not need; I drop it to free my hands.")
+        return None
+
+    def _open(self, level, table: highlevel.Table, doors: list, sighted: set[int]) -> Advice | None:
+        front = next((s for s in table.seen if s.ahead == 1 and s.right == 0), None)
+        if front is not None and any(front.obj is d for d in doors) and "toggle" in table.plans:
+            return Advice("toggle", f"The {front.label} that my goal names is right in front of me; I open it.")
+        advice = self._best(table, "toggle and go through ", doors, "{} is the door my goal names; I open it.")
+        if advice is not None:
+            return advice
+        # a locked door seen in this episode (now or earlier) needs its key first
+        locked = [d for d in doors if d.is_locked and id(d) in sighted]
+        if not locked:
+            return None
+        color, carrying = locked[0].color, level.carrying
+        if carrying is not None and not (carrying.type == "key" and carrying.color == color):
+            return self._drop(table)
+        keys = [s.obj for s in table.seen if s.obj.type == "key" and s.obj.color == color]
+        return self._best(table, "pickup ", keys, "{} opens the locked " + color + " door my goal names; I pick it up.")
+
+    def _put_next(self, level, table: highlevel.Table, instr: PutNextInstr) -> Advice | None:
+        carrying = level.carrying
+        if carrying is None:
+            return self._best(table, "pickup ", instr.desc_move.obj_set,
+                              "{} is the object my goal asks me to move; I pick it up.")
+        if not any(carrying is o for o in instr.desc_move.obj_set):
+            return self._drop(table)
+        fixed = [s for s in table.seen if any(s.obj is o for o in instr.desc_fixed.obj_set)]
+        if not fixed:
+            return None
+        grid = level.grid
+        spots = {(x + dx, y + dy) for s in fixed for x, y in [s.pos] for dx, dy in _NEIGHBOURS
+                 if 0 <= x + dx < grid.width and 0 <= y + dy < grid.height and grid.get(x + dx, y + dy) is None}
+        found = highlevel.routes(level, spots)
+        if not found:
+            return None
+        route = min(found.values(), key=len)
+        target = fixed[0].label
+        if not route:
+            return Advice("drop", f"The cell in front of me is next to the {target}; I drop what I carry there.")
+        return Advice(_PRIMITIVE_TEXT[route[0]], f"I carry the object to a free cell beside the {target}.")
+
+    # -- exploring ----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _explore(table: highlevel.Table, bot: Callable[[], int | None]) -> Advice:
+        """The bot's primitive, as the agentgym action that does the same."""
+        thought = "What my goal needs is not in sight or not reachable yet, so I look around."
+        act = bot()
+        if act == highlevel.PICKUP:
+            front = next((s for s in table.seen if s.ahead == 1 and s.right == 0), None)
+            if front is not None and f"pickup {front.label}" in table.plans:
+                return Advice(f"pickup {front.label}", f"I pick up the {front.label} in front of me.")
+        text = _PRIMITIVE_TEXT.get(act) if act is not None else None
+        if text in table.plans:
+            return Advice(text, thought)
+        return Advice("turn left", thought)

@@ -23,6 +23,7 @@ into the project's exceptions when driving.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -74,6 +75,8 @@ class AgentGymRoutes:
     extras: Mapping[str, str] = field(default_factory=dict)
     #: what GET / answers
     hello: str = "This is an agentenv environment in AgentGym's protocol."
+    #: server options ``--compat agentgym`` applies unless given (e.g. AgentGym's own action set)
+    options: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def id_family(self) -> bool:
@@ -97,6 +100,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
 
     routes = routes_of(env_cls)
     config = config or ServerConfig()
+    config = dataclasses.replace(config, options={**routes.options, **config.options})
     service = EnvService(env_cls, config)
     app = FastAPI(title=f"agentenv {env_cls.name} (AgentGym routes)", lifespan=service_lifespan(service))
     app.state.service = service
