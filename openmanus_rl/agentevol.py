@@ -67,6 +67,8 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
 
 
 def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
+    from openmanus_rl.train import is_setting
+
     cfg = OmegaConf.load(args.config or config_dir() / "agentevol.yaml")
     for flag in TOP_LEVEL_FLAGS:
         value = getattr(args, flag)
@@ -78,7 +80,7 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
         if key.startswith("verl."):
             cfg.verl[key[len("verl."):]] = yaml.safe_load(value) if value else value
         else:
-            if OmegaConf.select(cfg, key, default=KeyError) is KeyError:
+            if not is_setting(cfg, key):
                 raise SystemExit(f"train_agentevol.sh: unknown setting {key!r} (see configs/agentevol.yaml; "
                                  "verl's SFT settings go as verl.KEY=VALUE)")
             OmegaConf.update(cfg, key, yaml.safe_load(value) if value else value, merge=True)

@@ -75,9 +75,7 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
         value = getattr(args, flag)
         if value is not None:
             cfg[flag] = value
-    missing = object()
-    cfg.verl_extra = [e for e in extra
-                      if OmegaConf.select(cfg, e.split("=", 1)[0].lstrip("+~"), default=missing) is missing]
+    cfg.verl_extra = [e for e in extra if not is_setting(cfg, e.split("=", 1)[0].lstrip("+~"))]
     for e in extra:
         if e not in cfg.verl_extra:
             key, value = e.split("=", 1)
@@ -89,6 +87,14 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
     if cfg.algo not in cfg.algos:
         raise SystemExit(f"train_ppo.sh: unknown --algo {cfg.algo!r}; choose from {', '.join(cfg.algos)}")
     return cfg
+
+
+OPEN_MAPPINGS = ("env_options",)  # experiment keys whose entries the file does not list (env_options.NAME.KEY)
+
+
+def is_setting(cfg: DictConfig, key: str) -> bool:
+    """Whether ``key`` names a setting of the experiment file (else it is passed on to verl)."""
+    return key.split(".", 1)[0] in OPEN_MAPPINGS or OmegaConf.select(cfg, key, default=KeyError) is not KeyError
 
 
 def env_options(cfg: DictConfig) -> dict[str, dict[str, Any]]:

@@ -91,9 +91,10 @@ def test_two_environments_in_one_run(tmp_path, data):
 
 
 @pytest.mark.parametrize("script,args", [
-    ("train_ppo.sh", ["--env_name", "webshop"]),
+    ("train_ppo.sh", ["--env_name", "no_such_env"]),
     ("train_ppo.sh", ["--env_name", "maze", "--server", "maze=localhost:1"]),
-    ("train_agentevol.sh", ["--env_name", "maze,webshop"]),
+    ("train_agentevol.sh", ["--env_name", "maze,no_such_env"]),
+    ("train_agentevol.sh", ["--env_name", "maze", "env_options.maze.nope=1"]),
     ("train_ppo.sh", ["--env_name", "maze", "env_options.maze.nope=1"]),  # options reach the server, which refuses
 ])
 def test_a_users_mistake_is_one_clear_line_and_exit_2(script, args, tmp_path):
@@ -103,5 +104,5 @@ def test_a_users_mistake_is_one_clear_line_and_exit_2(script, args, tmp_path):
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     (line,) = [x for x in proc.stderr.splitlines() if x.startswith(f"{script}: ")]
-    assert (("unknown environment 'webshop'" in line and "maze" in line) or "--server takes NAME=URL" in line
+    assert (("unknown environment 'no_such_env'" in line and "maze" in line) or "--server takes NAME=URL" in line
             or "could not start the maze server: agentenv: bad option for maze: nope" in line)
