@@ -10,7 +10,7 @@ root="$PWD"
 py="$root/.venv/bin/python"
 pins="$root/requirements/constraints.txt"
 stamp=.venv/.setup-stamp
-want="$(cat setup.sh setup.py requirements/*.txt agentgym/*/setup.py | sha256sum | cut -c1-16)"
+want="$(cat setup.sh setup.py requirements/*.txt agentgym/*/setup.py agentgym/*/setup.sh | sha256sum | cut -c1-16)"
 if [ "${1:-}" != "--force" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
     echo "setup.sh: .venv is up to date (bash setup.sh --force reinstalls)"
     exit 0

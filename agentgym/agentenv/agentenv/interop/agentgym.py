@@ -135,7 +135,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         env_id = handles[handle]
         actions = await service.available_actions(env_id) if not done else []
         return {"id": handle, "observation": observation, "reward": reward,
-                "score": scores[handle] * (routes.score_scale or 1.0), "done": done, "deleted": False,
+                "score": round(scores[handle] * (routes.score_scale or 1.0), 9), "done": done, "deleted": False,
                 "available_actions": actions, **extra}
 
     async def body_of(request: Request) -> dict[str, Any]:
@@ -190,7 +190,15 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
             return [obs, None]
         if routes.reset_returns == "string":
             return obs
-        return await state(handle, obs, 0.0, False, {"task_description": "", "task_type": f"{split}/{task_id}"})
+        description = ""
+        if routes.first_observation == "task_description":  # its client puts the description back in front
+            description = str((created.get("info") or {}).get("task_description", ""))
+            if description and obs.startswith(description):
+                obs = obs[len(description):].lstrip("\n")
+            else:
+                description = ""
+        return await state(handle, obs, 0.0, False, {"task_description": description,
+                                                     "task_type": f"{split}/{task_id}"})
 
     @app.post(p + "/step")
     async def step(request: Request) -> Any:

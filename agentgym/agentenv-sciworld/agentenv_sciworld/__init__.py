@@ -1,0 +1,1 @@
+"""ScienceWorld as an agentenv environment: ``agentenv serve sciworld``."""
