@@ -55,6 +55,9 @@ class AgentGymRoutes:
     reset_extra: Mapping[str, Any] = field(default_factory=dict)
     #: the body AgentGym's client sends with /create (None: no body)
     create_body: Mapping[str, Any] | None = None
+    #: the name of the task index in /create's body, for servers that create a session for a task
+    #: (AgentGym's tool servers: {"id": N}); /reset then names it again
+    create_key: str | None = None
     #: what /reset returns in the env_idx family: "pair" ([observation, null]) or "string"
     reset_returns: Literal["object", "pair", "string"] = "object"
     #: the observation's key in /step's answer
@@ -160,10 +163,11 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
     async def create(request: Request) -> Any:
         await service.start()
         try:  # a session at once (AgentGym's textcraft client reads the observation of /create)
-            split, task_id = index_to_task(0)
+            index = (await body_of(request)).get(routes.create_key, 0) if routes.create_key else 0
+            split, task_id = index_to_task(int(index or 0))
             created = await service.create(CreateRequest(task_id=task_id, split=split))
-        except AgentEnvError as e:
-            return fail(e)
+        except (AgentEnvError, ValueError, TypeError) as e:
+            return fail(e if isinstance(e, AgentEnvError) else AgentEnvError(str(e), status=422))
         handle = next(counter)
         if handle % 256 == 0:  # forget handles whose sessions expired (AgentGym's clients never close)
             for h in [h for h, e in handles.items() if e not in service.sessions]:
@@ -360,8 +364,10 @@ class AgentGymClient:
 
     async def create(self, task_id: int, split: str = "train", seed: int | None = None):
         index = self._index(task_id, split)
-        body = self.routes.create_body
-        created = await self._call("POST", self._path("/create"), **({"json": dict(body)} if body is not None else {}))
+        body = dict(self.routes.create_body) if self.routes.create_body is not None else None
+        if self.routes.create_key:
+            body = {**(body or {}), self.routes.create_key: index}
+        created = await self._call("POST", self._path("/create"), **({"json": body} if body is not None else {}))
         handle = created["id"] if isinstance(created, dict) else int(created)
         env_id = str(handle)
         try:
