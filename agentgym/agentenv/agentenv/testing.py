@@ -69,3 +69,34 @@ def expert_steps(client: Any, env_id: str, max_steps: int = 1000) -> list[Any]:
             return steps
     raise AssertionError(f"the expert did not finish within {max_steps} steps")
 
+
+
+def tree_rss(pid: int) -> int:
+    """Resident memory of a process and every process under it (simulators, JVMs), in bytes."""
+    import psutil
+
+    proc = psutil.Process(pid)
+    total = proc.memory_info().rss
+    for child in proc.children(recursive=True):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            total += child.memory_info().rss
+    return total
+
+
+async def create_close_cycles(client: Any, n: int, n_tasks: int, width: int = 16,
+                              progress: Callable[[int], None] | None = None) -> None:
+    """``n`` sessions through a server (an :class:`agentenv.client.AsyncEnvClient`), ``width`` at a time:
+    create on a train task, one step, close. What a per-session leak would show up over."""
+    import asyncio
+
+    async def one(k: int) -> None:
+        created = await client.create(k % n_tasks, "train")
+        actions = await client.available_actions(created.env_id)
+        await client.step(created.env_id, actions[k % len(actions)] if actions else "look")
+        await client.close(created.env_id)
+
+    for start in range(0, n, width):
+        batch = range(start, min(n, start + width))
+        await asyncio.gather(*(one(k) for k in batch))
+        if progress is not None:
+            progress(len(batch))
