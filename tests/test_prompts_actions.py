@@ -74,6 +74,17 @@ def test_json_function_calls_are_read_as_tool_calls():
         parse_tool_call("add with Action Input: {a: 1}")
 
 
+def test_python_dict_inputs_as_agentgyms_tool_servers_read_them():
+    """AgentGym's tool servers read Action Inputs as Python; its reference trajectories use single quotes."""
+    call = parse_tool_call("Action: open_sheet with Action Input: {'title': 'Sheet1', 'rows': [1, {'n': 2}]}")
+    assert call == type(call)("open_sheet", {"title": "Sheet1", "rows": [1, {"n": 2}]})
+    assert call.render() == 'open_sheet with Action Input: {"title": "Sheet1", "rows": [1, {"n": 2}]}'
+    assert parse_tool_call("f with Action Input: {'a': '}'} and more").arguments == {"a": "}"}
+    for bad in ("f with Action Input: {'a': __import__('os')}", "f with Action Input: {'a': 1"):
+        with pytest.raises(ToolCallError, match="not valid JSON"):  # a literal only: no names, no calls
+            parse_tool_call(bad)
+
+
 def test_code_blocks_arrive_whole_and_unfenced_code_is_a_format_error():
     reply = "Thought: count them\nAction:\n```sql\nSELECT name,\n       COUNT(*)\nFROM t\nGROUP BY name;\n```"
     parsed = parse_reply(reply, "code")

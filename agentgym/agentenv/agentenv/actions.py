@@ -15,6 +15,7 @@ is never ``well_formed``; its text is still sent, and the environment decides wh
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass
@@ -58,10 +59,31 @@ def _json_object(text: str) -> tuple[dict[str, Any], str]:
     try:
         value, end = json.JSONDecoder().raw_decode(body.lstrip())
     except json.JSONDecodeError as e:
-        raise ToolCallError(f"Action Input is not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from e
+        found = _python_dict(body.lstrip())
+        if found is None:
+            raise ToolCallError(f"Action Input is not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from e
+        value, end = found
     if not isinstance(value, dict):
         raise ToolCallError(f"Action Input must be a JSON object of arguments, not {type(value).__name__}")
     return value, body.lstrip()[end:]
+
+
+def _python_dict(text: str, max_tries: int = 64) -> tuple[dict[str, Any], int] | None:
+    """A Python dict literal at the start of ``text`` (``{'name': 'Sheet1'}``: AgentGym's tool servers read
+    Action Inputs with Python, and its reference trajectories are written so), read as a literal only."""
+    if not text.startswith("{"):
+        return None
+    end = 0
+    for _ in range(max_tries):
+        end = text.find("}", end) + 1
+        if end <= 0:
+            return None
+        try:
+            value = ast.literal_eval(text[:end])
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            continue
+        return (value, end) if isinstance(value, dict) else None
+    return None
 
 
 def parse_tool_call(text: str) -> ToolCall:

@@ -65,6 +65,9 @@ class AgentGymRoutes:
     #: the scale of the "score" AgentGym's client reads as the reward (100 for 0-100 scores); None:
     #: its client reads "reward"
     score_scale: float | None = None
+    #: the "reward" of the server's /step is a running score (the best so far, repeated every step, as
+    #: AgentGym's sheet server sends it), not this step's increment
+    running_reward: bool = False
     #: how AgentGym's client composes the first observation it shows: "observation" (as reset returns
     #: it), "available_actions" (followed by "AVAILABLE ACTIONS: a,b,..."), "task_description" (after it)
     first_observation: Literal["observation", "available_actions", "task_description"] = "observation"
@@ -399,6 +402,9 @@ class AgentGymClient:
         observation = str(answer.get(self.routes.step_observation, answer.get("observation", "")))
         if self.routes.score_scale:
             score = float(answer.get("score", 0.0)) / self.routes.score_scale
+            reward, self._scores[env_id] = score - self._scores.get(env_id, 0.0), score
+        elif self.routes.running_reward:
+            score = float(answer.get("reward", 0.0))
             reward, self._scores[env_id] = score - self._scores.get(env_id, 0.0), score
         else:
             reward = float(answer.get("reward", 0.0))
