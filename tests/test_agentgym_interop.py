@@ -182,3 +182,47 @@ def test_datasets_build_from_an_agentgym_server(servers, tmp_path):
     with EnvClient(servers[("maze", "native")]) as c:
         for row in rows:  # upstream test index t = train task t of the compat server (maze's ranges overlap)
             assert c.create(row["extra_info"]["task_id"], "train").observation in row["prompt"][0]["content"]
+
+
+def test_a_running_reward_server_gives_increments():
+    """AgentGym's sheet server sends as "reward" the best score so far, every step (a stand-in written to
+    its wire format: env_idx handles, /create {"id"}, /reset returns the observation string). The
+    inbound adapter turns it into increments, so the episode's return is the final score, not a sum."""
+    from fastapi import FastAPI
+
+    from agentenv.testing import serve_app_in_thread
+
+    app, running = FastAPI(), [0.0, 0.5, 0.5, 1.0]
+    state = {"created": None, "turn": 0}
+
+    @app.get("/")
+    def hello() -> str:
+        return "ok"
+
+    @app.post("/create")
+    def create(body: dict) -> int:
+        state["created"] = body
+        return 0
+
+    @app.post("/reset")
+    def reset(body: dict) -> str:
+        state["turn"] = 0
+        return f"Goal of task {body['id']}"
+
+    @app.post("/step")
+    def step(body: dict) -> dict:
+        state["turn"] += 1
+        turn = state["turn"]
+        return {"observation": f"turn {turn}", "reward": running[turn], "done": turn == len(running) - 1}
+
+    with serve_app_in_thread(app) as base:
+        (url,) = parse_server_specs([f"sheet=agentgym+{base}#sheet"])["sheet"]
+
+        async def play():
+            async with EnvPool([url]) as pool:
+                return await run_episode(pool, "sheet", 3, Replay(["a", "b", "c"]), split="test")
+
+        episode = asyncio.run(play())
+    assert state["created"] == {"id": 3}  # the task index travels with /create
+    assert [t.reward for t in episode.turns] == [0.5, 0.0, 0.5]
+    assert episode.reward == pytest.approx(1.0) and episode.success

@@ -390,6 +390,8 @@ class AgentGymClient:
                 observation += "\nAVAILABLE ACTIONS: " + ",".join(answer.get("available_actions") or [])
             elif self.routes.first_observation == "task_description":
                 observation = f"{answer.get('task_description', '')}\n{observation}"
+        elif self.routes.reset_returns == "string" and isinstance(answer, str):
+            observation = answer
         else:
             observation = await self._call("GET", self._path("/observation"),
                                            params={self.routes.handle: int(env_id)})
