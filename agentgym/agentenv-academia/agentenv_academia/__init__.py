@@ -1,0 +1,1 @@
+"""AgentGym's academia tool environment over a generated citation network."""

@@ -1,0 +1,1 @@
+"""AgentGym's todo tool environment over generated, per-session to-do accounts."""

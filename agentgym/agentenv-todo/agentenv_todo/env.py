@@ -1,0 +1,266 @@
+"""The ``todo`` tool environment: AgentGym's Todoist tools over a local, per-session to-do account.
+
+AgentGym's todo environment (from AgentBoard) drives a real Todoist account through its REST API:
+it answers questions about the user's projects and tasks and edits them. The tools, arguments and
+answer forms here are upstream's; the account is generated per task (:mod:`agentenv_todo.data`),
+built with every task once per server in ``load_shared``, and each session edits its own deep copy.
+Questions are graded on the answer, operations on the account at ``finish``
+(:mod:`agentenv_todo.reward`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from functools import lru_cache
+from typing import Any, ClassVar, Literal
+
+from agentenv import Split, StepResult
+from agentenv.interop.agentgym import AgentGymRoutes
+from agentenv.tools import ToolEnvironment, ToolError, tool
+from agentenv_todo.data import Account, Todo
+from agentenv_todo.reward import checks, reward
+from agentenv_todo.tasks import NUM_TASKS, Call, Task, TaskSet
+
+INSTRUCTION = (
+    "You manage the user's to-do list (a Todoist account) with tools: its projects, and in each project tasks with "
+    "a name (content), a due date (YYYY-MM-DD), a priority from 1 (normal) to 4 (urgent), a duration, a "
+    "description (where to do it, tips) and whether it is completed. Tools take the ids that get_projects and "
+    "get_tasks show. Answer the user's question, or make the changes the user asks for and change nothing else. "
+    "Then call finish: with the answer in the form the question asks for (a date, 'number(unit)', a number, a "
+    "name, 'Yes'/'No', a list ['task1', 'task2', ...]), or with \"done\" after an operation."
+)
+
+
+@lru_cache(maxsize=1)
+def default_tasks() -> TaskSet:
+    """Every task with its account, built once per process (servers build it in ``load_shared``)."""
+    return TaskSet()
+
+
+def _key(tool_name: str, args: dict[str, Any]) -> str:
+    return f"{tool_name} {json.dumps(args, sort_keys=True)}"
+
+
+class TodoEnv(ToolEnvironment):
+    """Answer questions about, or edit, a to-do account with AgentGym's todo tools.
+
+    ``finish(answer)`` ends the episode with the share of the task's checks that hold (the answer;
+    each task or project the operation must change; nothing else changed). ``seed`` is ignored.
+    """
+
+    name = "todo"
+    version = "1"
+    max_turns = 30
+    success_threshold = 1.0
+    instruction = INSTRUCTION
+    #: AgentGym's todo server (agentenv-tool/agentenv_todo): /create {"id": i} makes a handle for task i and
+    #: returns it as a bare int, /reset {"env_idx", "id"} returns the first observation as a string, /step
+    #: {"env_idx", "action"} returns observation, reward, done; no /close. Serving, indexes 0-19 are our test
+    #: split; upstream has one set of 155 tasks (todo.jsonl, ids 0-154) whose AgentEval subset is not published
+    agentgym: ClassVar[AgentGymRoutes] = AgentGymRoutes(
+        handle="env_idx", create_key="id", reset_key="id", reset_returns="string", index_order=("test", "train"),
+        upstream_splits={"train": (0, 155), "test": (0, 155)}, has_close=False, hello="ok")
+
+    def __init__(self) -> None:
+        self._task: Task | None = None
+        self._account: Account | None = None
+        self._done_calls: set[str] = set()  # calls that answered (the expert's progress)
+
+    # -- tasks ----------------------------------------------------------------------------------------
+    @classmethod
+    def load_shared(cls, options: Any) -> TaskSet:
+        return default_tasks()
+
+    @classmethod
+    def num_tasks(cls, split: Split) -> int:
+        if split not in NUM_TASKS:
+            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(NUM_TASKS)}")
+        return NUM_TASKS[split]
+
+    def _tasks(self) -> TaskSet:
+        shared = getattr(self, "shared", None)
+        return shared if shared is not None else default_tasks()
+
+    @staticmethod
+    def _first_observation(task: Task) -> str:
+        return (f"New task. Goal: {task.question}\n"
+                "Call one tool per turn; call finish with the answer, or with \"done\" once the changes are made.")
+
+    def initial_observation(self, task_id: int, split: Split) -> str:
+        return self._first_observation(self._tasks().task(split, task_id))
+
+    def reset(self, task_id: int, split: Split = "train", seed: int | None = None) -> tuple[str, dict[str, Any]]:
+        self._task = self._tasks().task(split, task_id)  # ValueError / IndexError for unknown split / id
+        self._account = self._task.account.copy()  # this session's own account
+        self._done_calls = set()
+        kind = "operation" if self._task.expected is not None else "question"
+        return self._first_observation(self._task), {"task_id": task_id, "split": split, "kind": self._task.kind,
+                                                     "type": kind}
+
+    def _acc(self) -> Account:
+        if self._account is None:
+            raise RuntimeError("reset() must be called first")
+        return self._account
+
+    def _did(self, tool_name: str, **args: Any) -> None:
+        self._done_calls.add(_key(tool_name, args))
+
+    def _todo(self, task_id: str) -> Todo:
+        found = self._acc().task(task_id)
+        if found is None:
+            raise ToolError(f"Task {task_id} does not exist.")
+        return found
+
+    # -- the tools (AgentGym's names and arguments) -------------------------------------------------------
+    @tool
+    def get_user_current_date(self) -> str:
+        """The user's current date, as YYYY-MM-DD."""
+        self._did("get_user_current_date")
+        return self._acc().current_date
+
+    @tool
+    def get_user_current_location(self) -> str:
+        """The user's current city."""
+        self._did("get_user_current_location")
+        return self._acc().current_location
+
+    @tool
+    def get_projects(self) -> str:
+        """Every project of the account: id, order, color, name, is_favorite."""
+        self._did("get_projects")
+        return str([p.view() for p in self._acc().projects])
+
+    @tool
+    def update_project(self, project_id: str, is_favorite: Literal["True", "False"] | bool) -> str:
+        """Mark a project as a favorite or not.
+
+        Args:
+            project_id: the project's id, as get_projects shows it.
+            is_favorite: "True" or "False".
+        """
+        project = self._acc().project(project_id)
+        if project is None:
+            raise ToolError(f"Project {project_id} does not exist.")
+        project.is_favorite = is_favorite in (True, "True")
+        self._did("update_project", project_id=project_id, is_favorite=is_favorite)
+        return str({"message": "The project is updated.", "project": project.view()})
+
+    @tool
+    def get_tasks(self, project_id: str) -> str:
+        """The tasks of a project: id, order, content (the task's name), is_completed, priority (1 normal .. 4
+        urgent), due_date.
+
+        Args:
+            project_id: the project's id, as get_projects shows it.
+        """
+        if self._acc().project(project_id) is None:
+            raise ToolError(f"Project {project_id} does not exist.")
+        self._did("get_tasks", project_id=project_id)
+        return str([t.view() for t in self._acc().tasks_of(project_id)])
+
+    @tool
+    def get_task_description(self, task_id: str) -> str:
+        """A task's description (where to do it, what it needs, tips).
+
+        Args:
+            task_id: the task's id, as get_tasks shows it.
+        """
+        t = self._todo(task_id)
+        self._did("get_task_description", task_id=task_id)
+        return str({"id": t.id, "content": t.content, "description": t.description})
+
+    @tool
+    def get_task_duration(self, task_id: str) -> str:
+        """How long a task takes, as 'amount(unit)', e.g. '60(minute)'.
+
+        Args:
+            task_id: the task's id, as get_tasks shows it.
+        """
+        t = self._todo(task_id)
+        self._did("get_task_duration", task_id=task_id)
+        return str({"id": t.id, "content": t.content, "duration": t.duration_text})
+
+    @tool
+    def complete_task(self, task_id: str) -> str:
+        """Mark a task as completed.
+
+        Args:
+            task_id: the task's id, as get_tasks shows it.
+        """
+        t = self._todo(task_id)
+        t.is_completed = True
+        self._did("complete_task", task_id=task_id)
+        view = t.view()
+        view.pop("is_completed")
+        return str({"message": "The task is marked as completed.", "task": view})
+
+    @tool
+    def update_task(self, task_id: str, due_date: str) -> str:
+        """Change a task's due date.
+
+        Args:
+            task_id: the task's id, as get_tasks shows it.
+            due_date: the new due date, YYYY-MM-DD.
+        """
+        t = self._todo(task_id)
+        try:
+            day = dt.date.fromisoformat(due_date.strip())
+        except ValueError:
+            raise ToolError(f"due_date must be a date as YYYY-MM-DD, not {due_date!r}.") from None
+        t.due_date = day.isoformat()
+        self._did("update_task", task_id=task_id, due_date=due_date)
+        return str({"message": "The task is updated.", "task": t.view()})
+
+    @tool
+    def delete_task(self, task_id: str) -> str:
+        """Delete a task from the account.
+
+        Args:
+            task_id: the task's id, as get_tasks shows it.
+        """
+        t = self._todo(task_id)
+        acc = self._acc()
+        acc.tasks = [other for other in acc.tasks if other.id != task_id]
+        self._did("delete_task", task_id=task_id)
+        return str({"message": "The task is deleted.", "task": t.view()})
+
+    @tool
+    def check_valid_actions(self) -> str:
+        """List the tools you can call."""
+        return f"You can use following valid actions: {list(self.tools)}"
+
+    @tool
+    def finish(self, answer: str | int | float | list[str]) -> StepResult:
+        """Give the answer to a question, or "done" after an operation; this ends the task.
+
+        Args:
+            answer: the answer as the question asks for it, or "done".
+        """
+        return self.end(self.grade(answer))
+
+    def grade(self, answer: Any) -> StepResult:
+        task = self._task
+        assert task is not None
+        found = checks(task.account, self._acc(), task.expected, task.targets, answer, task.answer)
+        value = reward(found, task.expected is not None)
+        success = value >= self.success_threshold
+        failed = [name for name, v in found if v < 1.0]
+        verdict = "Done: every check holds." if success else f"Not fully right; failed checks: {', '.join(failed)}."
+        return StepResult(f"{verdict} The episode is over (reward {value:g}).", reward=value, done=True,
+                          success=success, score=value, info={"checks": dict(found)})
+
+    # -- the expert: the task's gold program, from the first call not yet made ----------------------------
+    def _next_call(self) -> Call:
+        assert self._task is not None
+        for call in self._task.program:
+            if call.tool == "finish" or _key(call.tool, call.args) not in self._done_calls:
+                return call
+        raise AssertionError("a gold program ends with finish")
+
+    def expert_action(self) -> str:
+        call = self._next_call()
+        return self.call(call.tool, **call.args)
+
+    def expert_thought(self) -> str:
+        return self._next_call().thought

@@ -1,0 +1,202 @@
+"""The todo tool environment: accounts, tools, state grading, the two policies, and both HTTP faces."""
+
+import random
+
+import httpx
+import pytest
+from agentenv_todo.env import TodoEnv, default_tasks
+from agentenv_todo.reward import answer_score, checks, reward
+from agentenv_todo.tasks import NUM_TASKS, TEST_KINDS, build
+
+from agentenv.client import EnvClient
+from agentenv.launcher import ServerProcess
+from agentenv.testing import expert_steps, play_in_process, serve_in_thread
+
+
+@pytest.fixture(scope="module")
+def env():
+    return TodoEnv()
+
+
+def _ids(text):
+    """The ids in a tool's observation (Python-literal lists of dicts)."""
+    import ast
+    return [item["id"] for item in ast.literal_eval(text)]
+
+
+def test_registry_and_sizes():
+    from agentenv import registry
+
+    assert registry.load("todo") is TodoEnv
+    assert TodoEnv.num_tasks("test") == 20 == len(TEST_KINDS)
+    assert TodoEnv.num_tasks("train") >= 200
+    with pytest.raises(ValueError):
+        TodoEnv.num_tasks("dev")
+    with pytest.raises(IndexError):
+        TodoEnv().reset(20, "test")
+
+
+def test_splits_are_deterministic_and_disjoint():
+    tasks = default_tasks().tasks
+    for split, ids in (("test", range(20)), ("train", range(0, NUM_TASKS["train"], 11))):
+        for i in ids:
+            again = build(split, i)
+            assert (again.question, again.answer, again.account) == (tasks[split][i].question, tasks[split][i].answer,
+                                                                      tasks[split][i].account)
+    seen = {(t.question, t.account.current_date) for t in tasks["test"]}
+    assert not seen & {(t.question, t.account.current_date) for t in tasks["train"]}
+    assert [t.kind for t in tasks["test"]] == [k.__name__ for k in TEST_KINDS]
+    ops = sum(t.expected is not None for t in tasks["train"])
+    assert 0.3 < ops / NUM_TASKS["train"] < 0.7  # questions and operations both
+
+
+def test_first_observation_holds_the_task(env):
+    for task_id in (0, 1, 17):
+        obs, info = env.reset(task_id, "test")
+        assert env._task.question in obs and info["kind"] == env._task.kind
+        assert obs == env.initial_observation(task_id, "test") == env.observation()
+    for name in ("get_user_current_date", "get_user_current_location", "get_projects", "update_project", "get_tasks",
+                 "get_task_description", "get_task_duration", "complete_task", "update_task", "delete_task",
+                 "check_valid_actions", "finish"):
+        assert f"- {name}(" in TodoEnv.describe()["instruction"]
+
+
+def test_sessions_edit_their_own_copy():
+    a, b = TodoEnv(), TodoEnv()
+    a.reset(1, "test")  # complete one task
+    b.reset(1, "test")
+    template = default_tasks().task("test", 1).account
+    before = template.snapshot()
+    for _ in range(a.max_turns):
+        if a.step(a.expert_action()).done:
+            break
+    assert template.snapshot() == before and b._account.snapshot() == before
+    assert a._account.snapshot() != before
+
+
+@pytest.mark.parametrize(("given", "expected", "score"), [
+    ("2015-06-01", "2015-06-01", 1.0), ("2015-06-02", "2015-06-01", 0.0), ("60 (minute)", "60(minute)", 1.0),
+    (17, 17, 1.0), ("17 tasks", 17, 1.0), ("yes", "Yes", 1.0), ("No.", "Yes", 0.0), ("none", "None", 1.0),
+    (["b", "a"], ["a", "b"], 1.0), ("['a']", ["a", "b"], 0.5), (["a", "b", "c"], ["a", "b"], 2 / 3),
+])
+def test_answer_scores(given, expected, score):
+    assert answer_score(given, expected) == pytest.approx(score)
+
+
+def test_state_checks_with_partial_credit():
+    task = default_tasks().task("test", 17)  # complete_then_minutes: two targets and an answer
+    assert task.kind == "complete_then_minutes" and len(task.targets) == 2
+    acc = task.account.copy()
+    # nothing done: no target holds, so 0 whatever the answer
+    found = checks(task.account, acc, task.expected, task.targets, task.answer, task.answer)
+    assert reward(found, True) == 0.0 and len(found) == 4
+    # one of the two targets, the right answer, nothing else touched: 3 of 4 checks
+    acc.task(task.targets[0]).is_completed = True
+    found = checks(task.account, acc, task.expected, task.targets, task.answer, task.answer)
+    assert reward(found, True) == pytest.approx(3 / 4)
+    # both targets but another task deleted as well: the collateral check fails
+    acc.task(task.targets[1]).is_completed = True
+    other = next(t for t in acc.tasks if t.id not in task.targets)
+    acc.tasks.remove(other)
+    found = checks(task.account, acc, task.expected, task.targets, task.answer, task.answer)
+    assert reward(found, True) == pytest.approx(3 / 4) and dict(found)["nothing else changed"] == 0.0
+    # a question answered right after an edit it did not ask for: 1 of 2
+    q = default_tasks().task("test", 0)
+    edited = q.account.copy()
+    edited.tasks[0].priority = 5 - edited.tasks[0].priority
+    assert reward(checks(q.account, edited, None, (), q.answer, q.answer), False) == 0.5
+    assert reward(checks(q.account, q.account.copy(), None, (), q.answer, q.answer), False) == 1.0
+
+
+def test_tools_read_and_edit(env):
+    env.reset(1, "test")
+    projects = env.step(env.call("get_projects"))
+    assert projects.valid and "'is_favorite':" in projects.observation
+    pid = _ids(projects.observation)[0]
+    listed = env.step(env.call("get_tasks", project_id=pid))
+    assert "'due_date':" in listed.observation and "'priority':" in listed.observation
+    tid = _ids(listed.observation)[0]
+    assert "(minute)" in env.step(env.call("get_task_duration", task_id=tid)).observation
+    assert "- Place:" in env.step(env.call("get_task_description", task_id=tid)).observation
+    step = env.step(env.call("update_task", task_id=tid, due_date="next week"))
+    assert step.valid and "YYYY-MM-DD" in step.observation
+    step = env.step(env.call("update_task", task_id=tid, due_date="2030-01-02"))
+    assert env._account.task(tid).due_date == "2030-01-02"
+    assert "does not exist" in env.step(env.call("complete_task", task_id="123")).observation
+    step = env.step(env.call("update_project", project_id=pid, is_favorite="True"))
+    assert env._account.project(pid).is_favorite
+    env.step(env.call("delete_task", task_id=tid))
+    assert env._account.task(tid) is None
+    assert "does not exist" in env.step(env.call("get_task_duration", task_id=tid)).observation
+    assert env.step(env.call("get_user_current_date")).observation == env._account.current_date
+    step = env.step(env.call("finish", answer="done"))
+    assert step.done and not step.success
+
+
+@pytest.mark.parametrize(("action", "says"), [
+    ("show my tasks", "no tool call"),
+    ("add_task with Action Input: {}", 'no tool "add_task"'),
+    ('get_tasks with Action Input: {"project_id": "1"', "not valid JSON"),
+    ("update_task with Action Input: {\"task_id\": \"1\"}", 'missing argument "due_date"'),
+    ('update_project with Action Input: {"project_id": "1", "is_favorite": "yes"}', 'argument "is_favorite"'),
+    ('get_tasks with Action Input: {"project_id": 22}', 'argument "project_id"'),
+])
+def test_bad_calls_are_invalid(env, action, says):
+    env.reset(0, "test")
+    step = env.step(action)
+    assert not step.valid and not step.done and says in step.observation, step.observation
+
+
+def test_expert_solves_every_test_task(env):
+    for task_id in range(NUM_TASKS["test"]):
+        total, results = play_in_process(env, task_id, "test", lambda e: e.expert_action())
+        assert total == 1.0 and results[-1].success and all(r.valid for r in results), task_id
+
+
+def test_expert_solves_a_sample_of_train_tasks(env):
+    for task_id in range(0, NUM_TASKS["train"], 7):
+        total, _ = play_in_process(env, task_id, "train", lambda e: e.expert_action())
+        assert total == 1.0, task_id
+
+
+def test_random_policy_does_far_worse(env):
+    rng = random.Random(0)
+    wins = sum(play_in_process(env, i, "test", lambda e: e.random_action(rng))[1][-1].success for i in range(20))
+    assert wins <= 2
+    assert len(env.available_actions()) == len(TodoEnv.tools)
+
+
+def test_served_expert_with_thoughts():
+    with serve_in_thread(TodoEnv) as url, EnvClient(url) as client:
+        info = client.info()
+        assert info["env"] == "todo" and info["action_format"] == "tool" and info["splits"]["test"] == 20
+        for task_id in (11, 18):  # two operations in two sessions at once: their accounts stay apart
+            created = client.create(task_id, "test")
+            steps = expert_steps(client, created.env_id)
+            assert steps[-1].success and steps[-1].reward == 1.0
+            client.close(created.env_id)
+
+
+def test_agentgym_routes_play_as_agentgyms_todo_server(env):
+    """``--compat agentgym``: AgentGym's TodoEnvClient flow (create with {"id"}, reset with env_idx and id
+    returning a string, step returning observation/reward/done, GET /observation?env_idx=)."""
+    task_id = 12  # delete the expired tasks
+    env.reset(task_id, "test")
+    actions = []
+    while True:
+        actions.append(env.expert_action())
+        if env.step(actions[-1]).done:
+            break
+    with ServerProcess("todo", extra_args=["--compat", "agentgym"]) as server:
+        http = httpx.Client(base_url=server.url, timeout=60)
+        assert http.get("/").json() == "ok"
+        handle = http.post("/create", json={"id": 0}).json()
+        assert isinstance(handle, int)
+        first = http.post("/reset", json={"env_idx": handle, "id": task_id}).json()
+        assert isinstance(first, str) and env._task.question in first
+        assert http.get("/observation", params={"env_idx": handle}).json() == first
+        for action in actions:
+            got = http.post("/step", json={"env_idx": handle, "action": action}).json()
+            assert set(got) >= {"observation", "reward", "done"}
+        assert got["done"] and got["reward"] == 1.0
+        assert http.post("/step", json={"env_idx": 999, "action": actions[0]}).status_code >= 400
