@@ -1,0 +1,1 @@
+"""AgentGym's weather tools over a local, deterministic weather archive (an agentenv tool environment)."""
