@@ -226,3 +226,14 @@ def test_a_running_reward_server_gives_increments():
     assert state["created"] == {"id": 3}  # the task index travels with /create
     assert [t.reward for t in episode.turns] == [0.5, 0.0, 0.5]
     assert episode.reward == pytest.approx(1.0) and episode.success
+
+
+def test_a_reset_without_an_index_replays_the_task_and_list_envs(servers):
+    client = AgentGymStyleClient(servers[("maze", "compat")], "/maze", "game")
+    first = client.reset(5)
+    client.step("move up")
+    again = client.http.post("/reset", json={"id": client.id}).json()  # AgentGym's "reset the current task"
+    assert again["observation"] == first["observation"] and again["score"] == 0
+    assert client.id in client.http.get("/list_envs").json()
+    assert client.http.post("/close", json={"id": client.id}).json() is True
+    assert client.id not in client.http.get("/list_envs").json()

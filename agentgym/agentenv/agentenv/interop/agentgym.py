@@ -112,6 +112,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
     app.state.service = service
     handles: dict[int, str] = {}  # AgentGym handle -> session id
     scores: dict[int, float] = {}  # running reward per handle (what a "score" client reads)
+    indices: dict[int, int] = {}  # the task index each handle plays (a /reset without one replays it)
     counter = itertools.count()
     p, key = routes.prefix.rstrip("/"), routes.handle
 
@@ -162,12 +163,16 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         return {"status": "ok", "env": env_cls.name, "sessions": len(service.sessions), "protocol": 1,
                 "compat": "agentgym"}
 
+    @app.get(p + "/list_envs")
+    async def list_envs() -> list[int]:
+        return [h for h, env_id in handles.items() if env_id in service.sessions]
+
     @app.post(p + "/create")
     async def create(request: Request) -> Any:
         await service.start()
         try:  # a session at once (AgentGym's textcraft client reads the observation of /create)
-            index = (await body_of(request)).get(routes.create_key, 0) if routes.create_key else 0
-            split, task_id = index_to_task(int(index or 0))
+            index = int((await body_of(request)).get(routes.create_key, 0) or 0) if routes.create_key else 0
+            split, task_id = index_to_task(index)
             created = await service.create(CreateRequest(task_id=task_id, split=split))
         except (AgentEnvError, ValueError, TypeError) as e:
             return fail(e if isinstance(e, AgentEnvError) else AgentEnvError(str(e), status=422))
@@ -176,7 +181,8 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
             for h in [h for h, e in handles.items() if e not in service.sessions]:
                 handles.pop(h, None)
                 scores.pop(h, None)
-        handles[handle], scores[handle] = created["env_id"], 0.0
+                indices.pop(h, None)
+        handles[handle], scores[handle], indices[handle] = created["env_id"], 0.0, index
         if not routes.id_family:
             return handle
         return {"id": handle, "observation": created["observation"], "reward": 0.0, "done": False}
@@ -187,8 +193,11 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         try:
             handle = int(body.get(key, -1))
             env_id = session_of(handle)
-            split, task_id = index_to_task(int(body.get(routes.reset_key, 0) or 0))
+            given = body.get(routes.reset_key)
+            index = indices.get(handle, 0) if given is None else int(given)
+            split, task_id = index_to_task(index)
             created = await service.reset(ResetRequest(env_id=env_id, task_id=task_id, split=split))
+            indices[handle] = index
         except (AgentEnvError, ValueError, TypeError) as e:
             return fail(e if isinstance(e, AgentEnvError) else AgentEnvError(str(e), status=422))
         scores[handle] = 0.0
@@ -269,6 +278,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
             return False
         handles.pop(int(handle), None)
         scores.pop(int(handle), None)
+        indices.pop(int(handle), None)
         try:
             await service.close(env_id)
         except AgentEnvError:
