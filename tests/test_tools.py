@@ -17,7 +17,7 @@ from agentenv.client import EnvClient
 from agentenv.errors import EnvironmentCrashed, EpisodeDone
 from agentenv.scaffold import scaffold
 from agentenv.testing import serve_in_thread
-from agentenv.tools import ToolEnvironment, ToolError, tool
+from agentenv.tools import GoldCall, ToolEnvironment, ToolError, tool
 
 ANSWERS = ["alpha", "beta", "gamma"]
 
@@ -339,6 +339,100 @@ def test_a_subclass_can_drop_finish_and_grade_with_a_step_result():
     result = env.step('finish with Action Input: {"answer": "x"}')
     assert result.done and result.reward == 0.25 and result.score == 25.0 and result.observation == "you said x"
     assert env.observation() == "you said x"
+
+
+# -- gold programs ------------------------------------------------------------------------------------
+
+class MapEnv(ToolEnvironment):
+    """Two towns' positions, then their distance. A town is refused before the map is open; C has no
+    road (a refusal that answers)."""
+
+    name = "map"
+    instruction = "Find how far apart A and B are."
+
+    @classmethod
+    def num_tasks(cls, split):
+        return 1
+
+    def reset(self, task_id, split, seed=None):
+        self.opened = False
+        return "How far apart are A and B?", {}
+
+    @tool
+    def open_map(self) -> str:
+        """Open the map."""
+        self.opened = True
+        return "The map is open."
+
+    @tool
+    def town(self, name: str, zoom: int | str = 1) -> str:
+        """Where a town is."""
+        if not self.opened:
+            raise ToolError("open the map first")
+        if name == "C":
+            raise ToolError("there is no road to C", answers=True)
+        return f"{name} is at km {'AB'.index(name) * 3}"
+
+    def grade(self, answer):
+        return float(answer == "3")
+
+    def gold_program(self):
+        return [GoldCall("open_map", {}, "I open the map."), GoldCall("town", {"name": "A"}, "Where is A?"),
+                GoldCall("town", {"name": "C"}, "Is there a road to C?"),
+                GoldCall("town", {"name": "B"}, "Where is B?"), GoldCall("finish", {"answer": "3"}, "3 km apart.")]
+
+
+def _expert_run(env: ToolEnvironment) -> list[str]:
+    actions = []
+    for _ in range(10):
+        actions.append(env.expert_action())
+        if env.step(actions[-1]).done:
+            return actions
+    raise AssertionError(f"the expert did not finish: {actions}")
+
+
+def test_the_expert_follows_the_gold_program_with_its_thoughts():
+    env = MapEnv()
+    env.reset(0, "test")
+    assert env.expert_thought() == "I open the map."
+    assert _expert_run(env) == [env.call(c.tool, **c.args) for c in env.gold_program()]
+    env.reset(0, "test")  # a new episode starts with no call made
+    assert env.expert_action() == env.call("open_map")
+
+
+def test_the_expert_skips_answered_calls_and_repeats_refused_ones():
+    env = MapEnv()
+    env.reset(0, "test")
+    env.step(env.call("town", name="B"))  # refused: the map is not open yet
+    env.step("town with Action Input: {}")  # invalid: never a call made
+    env.step(env.call("open_map"))
+    env.step(env.call("town", name="C"))  # refused, but the refusal is the answer
+    env.step(env.call("town", name="A", zoom="1"))  # the gold call (zoom 1 by default): 1 and "1" are one value
+    assert _expert_run(env) == [env.call("town", name="B"), env.call("finish", answer="3")]
+
+
+def test_in_order_a_call_counts_only_after_the_programs_previous_one():
+    class OrderedMapEnv(MapEnv):
+        gold_in_order = True
+
+    env = OrderedMapEnv()
+    env.reset(0, "test")
+    env.step(env.call("open_map"))
+    env.step(env.call("town", name="B"))  # made before its turn: made again at its turn
+    assert _expert_run(env) == [env.call("town", name="A"), env.call("town", name="C"), env.call("town", name="B"),
+                                env.call("finish", answer="3")]
+
+
+def test_without_a_gold_program_there_is_no_default_expert():
+    class PlainMapEnv(MapEnv):
+        def gold_program(self):
+            return None
+
+    env = PlainMapEnv()
+    env.reset(0, "test")
+    with pytest.raises(NotImplementedError):
+        env.expert_action()
+    assert env.expert_thought() is None
 
 
 # -- the scaffold -----------------------------------------------------------------------------------

@@ -10,16 +10,15 @@ questions by :mod:`agentenv_academia.tasks`. A net must be loaded (``loadPaperNe
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from typing import Any, ClassVar, Literal
 
 from agentenv import Split, StepResult
 from agentenv.interop.agentgym import AgentGymRoutes
-from agentenv.tools import ToolEnvironment, ToolError, tool
+from agentenv.tools import GoldCall, ToolEnvironment, ToolError, tool
 from agentenv_academia.graph import Graph, generate
 from agentenv_academia.reward import grade
-from agentenv_academia.tasks import NUM_TASKS, Call, Task, TaskSet
+from agentenv_academia.tasks import NUM_TASKS, Task, TaskSet
 
 INSTRUCTION = (
     "You answer questions about a DBLP-style academic citation network with tools. It has two graphs: the "
@@ -35,10 +34,6 @@ INSTRUCTION = (
 def default_world() -> TaskSet:
     """The graph and its tasks, built once per process (servers build it in ``load_shared``)."""
     return TaskSet(generate())
-
-
-def _key(tool_name: str, args: dict[str, Any]) -> str:
-    return f"{tool_name} {json.dumps(args, sort_keys=True)}"
 
 
 class AcademiaEnv(ToolEnvironment):
@@ -66,7 +61,6 @@ class AcademiaEnv(ToolEnvironment):
         self._task: Task | None = None
         self._paper_net = False
         self._author_net = False
-        self._done_calls: set[str] = set()  # calls that answered (the expert's progress)
 
     # -- tasks ----------------------------------------------------------------------------------------
     @classmethod
@@ -98,7 +92,6 @@ class AcademiaEnv(ToolEnvironment):
     def reset(self, task_id: int, split: Split = "train", seed: int | None = None) -> tuple[str, dict[str, Any]]:
         self._task = self._world().task(split, task_id)  # ValueError / IndexError for unknown split / id
         self._paper_net = self._author_net = False
-        self._done_calls = set()
         return self._first_observation(self._task), {"task_id": task_id, "split": split, "kind": self._task.kind}
 
     def _require(self) -> Task:
@@ -106,22 +99,17 @@ class AcademiaEnv(ToolEnvironment):
             raise RuntimeError("reset() must be called first")
         return self._task
 
-    def _did(self, tool_name: str, **args: Any) -> None:
-        self._done_calls.add(_key(tool_name, args))
-
     # -- the tools (AgentGym's names and arguments) -------------------------------------------------------
     @tool
     def loadPaperNet(self) -> str:
         """Load the PaperNet: nodes are papers, edges are citations between papers."""
         self._paper_net = True
-        self._did("loadPaperNet")
         return "PaperNet is loaded."
 
     @tool
     def loadAuthorNet(self) -> str:
         """Load the AuthorNet: nodes are authors, edges join authors who collaborated."""
         self._author_net = True
-        self._did("loadAuthorNet")
         return "AuthorNet is loaded."
 
     def _need(self, net: str) -> None:
@@ -151,7 +139,6 @@ class AcademiaEnv(ToolEnvironment):
         """
         self._need(graph)
         found = self._paper(node).references if graph == "PaperNet" else self.graph.coauthors(self._author(node).name)
-        self._did("neighbourCheck", graph=graph, node=node)
         return str(list(found))
 
     @tool
@@ -163,9 +150,7 @@ class AcademiaEnv(ToolEnvironment):
             node: the paper's exact title.
         """
         self._need("PaperNet")
-        out = self._paper(node).node()
-        self._did("paperNodeCheck", node=node)
-        return str(out)
+        return str(self._paper(node).node())
 
     @tool
     def authorNodeCheck(self, node: str) -> str:
@@ -175,9 +160,7 @@ class AcademiaEnv(ToolEnvironment):
             node: the author's exact name.
         """
         self._need("AuthorNet")
-        out = self._author(node).node()
-        self._did("authorNodeCheck", node=node)
-        return str(out)
+        return str(self._author(node).node())
 
     @tool
     def authorEdgeCheck(self, node1: str, node2: str) -> str:
@@ -191,9 +174,8 @@ class AcademiaEnv(ToolEnvironment):
         self._need("AuthorNet")
         a, b = self._author(node1).name, self._author(node2).name
         joint = self.graph.joint_papers(a, b)
-        self._did("authorEdgeCheck", node1=node1, node2=node2)  # "no edge" is an answer too
         if not joint:
-            raise ToolError(f"There is no edge between {node1} and {node2}.")
+            raise ToolError(f"There is no edge between {node1} and {node2}.", answers=True)  # an answer too
         return str({"collaborative_papers": joint})
 
     @tool
@@ -206,9 +188,8 @@ class AcademiaEnv(ToolEnvironment):
         """
         self._need("PaperNet")
         p, q = self._paper(node1), self._paper(node2)
-        self._did("paperEdgeCheck", node1=node1, node2=node2)  # "no edge" is an answer too
         if q.title not in p.references:
-            raise ToolError(f"There is no edge between {node1} and {node2}.")
+            raise ToolError(f"There is no edge between {node1} and {node2}.", answers=True)  # an answer too
         return str({"citing_paper": p.title, "cited_paper": q.title, "year": p.year})
 
     @tool
@@ -228,16 +209,7 @@ class AcademiaEnv(ToolEnvironment):
     def grade(self, answer: Any) -> float:
         return grade(answer, self._require().answer)
 
-    # -- the expert: the task's gold program, from the first call not yet answered -------------------------
-    def _next_call(self) -> Call:
-        for call in self._require().program:
-            if call.tool == "finish" or _key(call.tool, call.args) not in self._done_calls:
-                return call
-        raise AssertionError("a gold program ends with finish")
-
-    def expert_action(self) -> str:
-        call = self._next_call()
-        return self.call(call.tool, **call.args)
-
-    def expert_thought(self) -> str:
-        return self._next_call().thought
+    # -- the expert ------------------------------------------------------------------------------------------
+    def gold_program(self) -> tuple[GoldCall, ...]:
+        """The task's gold program (it ends with finish)."""
+        return self._require().program

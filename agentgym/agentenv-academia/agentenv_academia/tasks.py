@@ -13,8 +13,10 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from agentenv import tasksets
+from agentenv.gold import GoldCall
 from agentenv_academia.graph import Graph, Paper
 
 Answer = str | int | list[str]
@@ -25,36 +27,27 @@ YES_NO = " Please answer 'Yes' or 'No'."
 
 
 @dataclass(frozen=True)
-class Call:
-    """One step of a gold program: a tool call and why an agent would make it."""
-
-    tool: str
-    args: dict = field(default_factory=dict)
-    thought: str = ""
-
-
-@dataclass(frozen=True)
 class Task:
     kind: str
     question: str
     answer: Answer
-    program: tuple[Call, ...]  # ends with finish(answer)
+    program: tuple[GoldCall, ...]  # ends with finish(answer)
 
 
-def _load_papers(why: str = "The question is about papers, so I load the PaperNet first.") -> Call:
-    return Call("loadPaperNet", {}, why)
+def _load_papers(why: str = "The question is about papers, so I load the PaperNet first.") -> GoldCall:
+    return GoldCall("loadPaperNet", {}, why)
 
 
-def _load_authors(why: str = "The question is about authors, so I load the AuthorNet first.") -> Call:
-    return Call("loadAuthorNet", {}, why)
+def _load_authors(why: str = "The question is about authors, so I load the AuthorNet first.") -> GoldCall:
+    return GoldCall("loadAuthorNet", {}, why)
 
 
-def _paper_checks(titles: list[str], what: str) -> list[Call]:
-    return [Call("paperNodeCheck", {"node": t}, f"I check the paper '{t}' for its {what}.") for t in titles]
+def _paper_checks(titles: list[str], what: str) -> list[GoldCall]:
+    return [GoldCall("paperNodeCheck", {"node": t}, f"I check the paper '{t}' for its {what}.") for t in titles]
 
 
-def _finish(answer: Answer, why: str) -> Call:
-    return Call("finish", {"answer": answer}, why)
+def _finish(answer: Answer, why: str) -> GoldCall:
+    return GoldCall("finish", {"answer": answer}, why)
 
 
 def _unique_top(counts: Counter) -> str | None:
@@ -79,9 +72,9 @@ def mutual_collaborators(g: Graph, rng: random.Random) -> Task | None:
         return None
     return Task("mutual_collaborators",
                 f"How many mutual collaborators do {a} and {b} share?{NUMBER}", n,
-                (_load_authors(), Call("neighbourCheck", {"graph": "AuthorNet", "node": a},
-                                       f"I list the collaborators of {a}."),
-                 Call("neighbourCheck", {"graph": "AuthorNet", "node": b}, f"Now the collaborators of {b}."),
+                (_load_authors(), GoldCall("neighbourCheck", {"graph": "AuthorNet", "node": a},
+                                           f"I list the collaborators of {a}."),
+                 GoldCall("neighbourCheck", {"graph": "AuthorNet", "node": b}, f"Now the collaborators of {b}."),
                  _finish(n, f"{n} names appear in both lists of collaborators.")))
 
 
@@ -104,7 +97,7 @@ def most_cited_paper(g: Graph, rng: random.Random) -> Task | None:
     return Task("most_cited_paper", f"Which paper by {a} has the most citations in the DBLP citation network?",
                 top.title,
                 (_load_authors(f"I need the papers of {a}: they are listed on the author's node in the AuthorNet."),
-                 Call("authorNodeCheck", {"node": a}, f"I check {a}'s node for the list of papers."),
+                 GoldCall("authorNodeCheck", {"node": a}, f"I check {a}'s node for the list of papers."),
                  _load_papers("To compare citation counts I need the PaperNet."),
                  *_paper_checks(g.authors[a].papers, "number of citations"),
                  _finish(top.title, f"'{top.title}' has the most citations ({top.n_citation}).")))
@@ -119,7 +112,7 @@ def coauthors_of_top_paper(g: Graph, rng: random.Random) -> Task | None:
                 f"Who are the co-authors with whom {a} has written the paper that has the highest number of "
                 f"citations in the DBLP citation network?{AUTHOR_LIST}", others,
                 (_load_authors(f"I need the papers of {a}, listed on the author's node in the AuthorNet."),
-                 Call("authorNodeCheck", {"node": a}, f"I check {a}'s node for the list of papers."),
+                 GoldCall("authorNodeCheck", {"node": a}, f"I check {a}'s node for the list of papers."),
                  _load_papers("To compare citation counts and read the authors I need the PaperNet."),
                  *_paper_checks(g.authors[a].papers, "citations and authors"),
                  _finish(others, f"The most cited one is '{top.title}'; its other authors are the answer.")))
@@ -134,7 +127,7 @@ def top_venue(g: Graph, rng: random.Random) -> Task | None:
         return None
     return Task("top_venue", f"In the DBLP citation network, which venue has the most publications by {a}?", venue,
                 (_load_authors(f"I need the papers of {a}, listed on the author's node in the AuthorNet."),
-                 Call("authorNodeCheck", {"node": a}, f"I check {a}'s node for the list of papers."),
+                 GoldCall("authorNodeCheck", {"node": a}, f"I check {a}'s node for the list of papers."),
                  _load_papers("The venues are on the paper nodes, so I load the PaperNet."),
                  *_paper_checks(g.authors[a].papers, "venue"),
                  _finish(venue, f"{venue} is the venue that occurs most often.")))
@@ -157,8 +150,8 @@ def joint_citations(g: Graph, rng: random.Random) -> Task | None:
     return Task("joint_citations",
                 f"How many citations do papers co-authored by {a} and {b} have in the DBLP citation network?{NUMBER}",
                 total,
-                (_load_authors(), Call("authorEdgeCheck", {"node1": a, "node2": b},
-                                       f"The edge between {a} and {b} lists the papers they wrote together."),
+                (_load_authors(), GoldCall("authorEdgeCheck", {"node1": a, "node2": b},
+                                           f"The edge between {a} and {b} lists the papers they wrote together."),
                  _load_papers("The citation counts are on the paper nodes, so I load the PaperNet."),
                  *_paper_checks(joint, "number of citations"),
                  _finish(total, f"Their joint papers have {total} citations in total.")))
@@ -173,9 +166,9 @@ def most_collaborations(g: Graph, rng: random.Random) -> Task | None:
     if best is None:
         return None
     return Task("most_collaborations", f"Who has the most collaborations with {a} in the DBLP citation network?", best,
-                (_load_authors(), Call("neighbourCheck", {"graph": "AuthorNet", "node": a},
-                                       f"I list the collaborators of {a}."),
-                 *[Call("authorEdgeCheck", {"node1": a, "node2": b}, f"I count the papers {a} wrote with {b}.")
+                (_load_authors(), GoldCall("neighbourCheck", {"graph": "AuthorNet", "node": a},
+                                           f"I list the collaborators of {a}."),
+                 *[GoldCall("authorEdgeCheck", {"node1": a, "node2": b}, f"I count the papers {a} wrote with {b}.")
                    for b in co],
                  _finish(best, f"{best} shares the most papers with {a}.")))
 
@@ -193,9 +186,9 @@ def paper_orgs(g: Graph, rng: random.Random) -> Task | None:
     return Task("paper_orgs", f"Which organizations were involved in the research titled '{p.title}'? Please answer "
                 "in the form of a list ['org1', 'org2', ...]", orgs,
                 (_load_papers("The paper's node lists its authors, so I load the PaperNet."),
-                 Call("paperNodeCheck", {"node": p.title}, "I read the authors of the paper."),
+                 GoldCall("paperNodeCheck", {"node": p.title}, "I read the authors of the paper."),
                  _load_authors("Organisations are on the author nodes, so I load the AuthorNet."),
-                 *[Call("authorNodeCheck", {"node": n}, f"I check the organisation of {n}.") for n in p.authors],
+                 *[GoldCall("authorNodeCheck", {"node": n}, f"I check the organisation of {n}.") for n in p.authors],
                  _finish(orgs, "These are the distinct organisations of its authors.")))
 
 
@@ -208,7 +201,7 @@ def top_keyword(g: Graph, rng: random.Random) -> Task | None:
         return None
     return Task("top_keyword", f"Which keyword does {a} emphasize most frequently in the DBLP citation network?", kw,
                 (_load_authors(f"I need the papers of {a}, listed on the author's node in the AuthorNet."),
-                 Call("authorNodeCheck", {"node": a}, f"I check {a}'s node for the list of papers."),
+                 GoldCall("authorNodeCheck", {"node": a}, f"I check {a}'s node for the list of papers."),
                  _load_papers("Keywords are on the paper nodes, so I load the PaperNet."),
                  *_paper_checks(g.authors[a].papers, "keywords"),
                  _finish(kw, f"'{kw}' is the most frequent keyword over these papers.")))
@@ -220,7 +213,7 @@ def paper_authors(g: Graph, rng: random.Random) -> Task | None:
         return None
     names = sorted(p.authors)
     return Task("paper_authors", f"Who wrote the paper titled '{p.title}'?{AUTHOR_LIST}", names,
-                (_load_papers(), Call("paperNodeCheck", {"node": p.title}, "The paper's node lists its authors."),
+                (_load_papers(), GoldCall("paperNodeCheck", {"node": p.title}, "The paper's node lists its authors."),
                  _finish(names, "These are its authors.")))
 
 
@@ -243,8 +236,8 @@ def _yes_no(flag: bool) -> str:
 
 def _compare_two(kind: str, question: str, p: Paper, q: Paper, answer: str, why: str) -> Task:
     return Task(kind, question, answer,
-                (_load_papers(), Call("paperNodeCheck", {"node": p.title}, "I check the first paper."),
-                 Call("paperNodeCheck", {"node": q.title}, "Now the second paper."),
+                (_load_papers(), GoldCall("paperNodeCheck", {"node": p.title}, "I check the first paper."),
+                 GoldCall("paperNodeCheck", {"node": q.title}, "Now the second paper."),
                  _finish(answer, why)))
 
 
@@ -260,7 +253,7 @@ def author_org(g: Graph, rng: random.Random) -> Task | None:
     a = rng.choice(sorted(g.authors))
     org = g.authors[a].org
     return Task("author_org", f"Which organizations is {a} affiliated with?", org,
-                (_load_authors(), Call("authorNodeCheck", {"node": a}, f"{a}'s node gives the organisation."),
+                (_load_authors(), GoldCall("authorNodeCheck", {"node": a}, f"{a}'s node gives the organisation."),
                  _finish(org, f"{a} is at {org}.")))
 
 
@@ -271,8 +264,8 @@ def same_org(g: Graph, rng: random.Random) -> Task | None:
     flag = g.authors[a].org == g.authors[b].org
     why = "Both are at the same organisation." if flag else "Their organisations differ."
     return Task("same_org", f"Is {a} affiliated with the same organization as {b}?{YES_NO}", _yes_no(flag),
-                (_load_authors(), Call("authorNodeCheck", {"node": a}, f"I check {a}'s organisation."),
-                 Call("authorNodeCheck", {"node": b}, f"Now {b}'s organisation."),
+                (_load_authors(), GoldCall("authorNodeCheck", {"node": a}, f"I check {a}'s organisation."),
+                 GoldCall("authorNodeCheck", {"node": b}, f"Now {b}'s organisation."),
                  _finish(_yes_no(flag), why)))
 
 
@@ -282,8 +275,8 @@ def citing_papers(g: Graph, rng: random.Random) -> Task | None:
         return None
     return Task("citing_papers", f"How many papers within the DBLP citation network reference the work titled "
                 f"'{p.title}'?{NUMBER}", p.n_citation,
-                (_load_papers(), Call("paperNodeCheck", {"node": p.title},
-                                      "Its node's n_citation counts the papers of the network that cite it."),
+                (_load_papers(), GoldCall("paperNodeCheck", {"node": p.title},
+                                          "Its node's n_citation counts the papers of the network that cite it."),
                  _finish(p.n_citation, f"{p.n_citation} papers cite it.")))
 
 
@@ -350,10 +343,10 @@ def _collaborators_by_org(g: Graph, rng: random.Random, same: bool) -> Task | No
         question = (f"Of {a}'s collaborators, who are from different organizations than {a}? Please provide a list "
                     "in the format: ['author1', 'author2', ...].")
     return Task("collaborators_same_org" if same else "collaborators_other_org", question, names,
-                (_load_authors(), Call("neighbourCheck", {"graph": "AuthorNet", "node": a},
-                                       f"I list the collaborators of {a}."),
-                 Call("authorNodeCheck", {"node": a}, f"I check {a}'s own organisation."),
-                 *[Call("authorNodeCheck", {"node": b}, f"I check the organisation of {b}.") for b in co],
+                (_load_authors(), GoldCall("neighbourCheck", {"graph": "AuthorNet", "node": a},
+                                           f"I list the collaborators of {a}."),
+                 GoldCall("authorNodeCheck", {"node": a}, f"I check {a}'s own organisation."),
+                 *[GoldCall("authorNodeCheck", {"node": b}, f"I check the organisation of {b}.") for b in co],
                  _finish(names, f"These collaborators are {'at' if same else 'not at'} {org}.")))
 
 
@@ -372,7 +365,7 @@ def paper_count(g: Graph, rng: random.Random) -> Task | None:
     a = rng.choice(sorted(g.authors))
     n = len(g.authors[a].papers)
     return Task("paper_count", f"How many papers does {a} have in the DBLP citation network?{NUMBER}", n,
-                (_load_authors(), Call("authorNodeCheck", {"node": a}, f"{a}'s node lists the papers."),
+                (_load_authors(), GoldCall("authorNodeCheck", {"node": a}, f"{a}'s node lists the papers."),
                  _finish(n, f"The node lists {n} papers.")))
 
 
@@ -386,8 +379,8 @@ def joint_venue(g: Graph, rng: random.Random) -> Task | None:
     if venue is None or len(joint) > 6:
         return None
     return Task("joint_venue", f"In which venue did {a} and {b} publish together most often?", venue,
-                (_load_authors(), Call("authorEdgeCheck", {"node1": a, "node2": b},
-                                       f"The edge between {a} and {b} lists their joint papers."),
+                (_load_authors(), GoldCall("authorEdgeCheck", {"node1": a, "node2": b},
+                                           f"The edge between {a} and {b} lists their joint papers."),
                  _load_papers("The venues are on the paper nodes, so I load the PaperNet."),
                  *_paper_checks(joint, "venue"),
                  _finish(venue, f"Most of their joint papers appeared in {venue}.")))
@@ -400,7 +393,7 @@ def coauthors_on_paper(g: Graph, rng: random.Random) -> Task | None:
     a = rng.choice(p.authors)
     others = sorted(n for n in p.authors if n != a)
     return Task("coauthors_on_paper", f"Who are the co-authors of {a} on the paper '{p.title}'?{AUTHOR_LIST}", others,
-                (_load_papers(), Call("paperNodeCheck", {"node": p.title}, "The paper's node lists its authors."),
+                (_load_papers(), GoldCall("paperNodeCheck", {"node": p.title}, "The paper's node lists its authors."),
                  _finish(others, f"Its authors other than {a}.")))
 
 
@@ -410,8 +403,8 @@ def reference_count(g: Graph, rng: random.Random) -> Task | None:
         return None
     n = len(p.references)
     return Task("reference_count", f"How many papers of the DBLP citation network does '{p.title}' cite?{NUMBER}", n,
-                (_load_papers(), Call("neighbourCheck", {"graph": "PaperNet", "node": p.title},
-                                      "In the PaperNet a paper's neighbours are the papers it cites."),
+                (_load_papers(), GoldCall("neighbourCheck", {"graph": "PaperNet", "node": p.title},
+                                          "In the PaperNet a paper's neighbours are the papers it cites."),
                  _finish(n, f"It cites {n} papers.")))
 
 
@@ -423,15 +416,15 @@ def cites(g: Graph, rng: random.Random) -> Task | None:
         q = g.papers[rng.choice(sorted(set(g.papers) - {p.title}))]
     flag = q.title in p.references
     return Task("cites", f"Does the paper '{p.title}' cite '{q.title}'?{YES_NO}", _yes_no(flag),
-                (_load_papers(), Call("paperEdgeCheck", {"node1": p.title, "node2": q.title},
-                                      "A citation is an edge of the PaperNet; I check the edge between the two."),
+                (_load_papers(), GoldCall("paperEdgeCheck", {"node1": p.title, "node2": q.title},
+                                          "A citation is an edge of the PaperNet; I check the edge between the two."),
                  _finish(_yes_no(flag), "The edge exists: it cites it." if flag else "There is no such edge.")))
 
 
 def publication_year(g: Graph, rng: random.Random) -> Task | None:
     p = g.papers[rng.choice(sorted(g.papers))]
     return Task("publication_year", f"When was the paper '{p.title}' published?{NUMBER}", p.year,
-                (_load_papers(), Call("paperNodeCheck", {"node": p.title}, "The paper's node gives the year."),
+                (_load_papers(), GoldCall("paperNodeCheck", {"node": p.title}, "The paper's node gives the year."),
                  _finish(p.year, f"It was published in {p.year}.")))
 
 
@@ -466,7 +459,7 @@ def build(g: Graph, split: str, task_id: int, exclude: frozenset[str] = frozense
     raise RuntimeError(f"no {kind.__name__} question found for {split}/{task_id}")
 
 
-class TaskSet:
+class TaskSet(tasksets.TaskSet[Task]):
     """Every task of both splits, built once per graph (test first: train leaves out its questions)."""
 
     def __init__(self, g: Graph) -> None:
@@ -478,10 +471,5 @@ class TaskSet:
             train.append(build(g, "train", i, frozenset(taken)))
             taken.add(train[-1].question)
         self.tasks = {"test": test, "train": train}
-
-    def task(self, split: str, task_id: int) -> Task:
-        if split not in self.tasks:
-            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(self.tasks)}")
-        if not 0 <= task_id < len(self.tasks[split]):
-            raise IndexError(f"task_id {task_id} out of range for split {split!r}")
-        return self.tasks[split][task_id]
+        super().__init__({split: len(tasks) for split, tasks in self.tasks.items()},
+                         lambda split, task_id: self.tasks[split][task_id])

@@ -10,10 +10,10 @@ always show everything a question needs.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import random
 from dataclasses import dataclass, field
 
+from agentenv.tasksets import seeded_rng
 from agentenv_movie import names as N
 
 NUM_PEOPLE = 1600
@@ -67,11 +67,6 @@ LANGUAGES = {"US": ("en", "English", "English"), "DE": ("de", "Deutsch", "German
              "NL": ("nl", "Nederlands", "Dutch")}
 
 
-def _rng(*parts: object) -> random.Random:
-    digest = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
-
-
 def _unique_ids(rng: random.Random, n: int, low: int, high: int, taken: set[int]) -> list[int]:
     out: list[int] = []
     while len(out) < n:
@@ -87,7 +82,7 @@ class MovieDB:
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
-        rng = _rng("movie-db/v1", seed)
+        rng = seeded_rng("movie-db/v1", seed)
         self.people: dict[int, Person] = {}
         self.movies: dict[int, Movie] = {}
         self._make_people(rng)

@@ -16,13 +16,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv import Split, StepResult
-from agentenv.actions import parse_tool_call
 from agentenv.interop.agentgym import AgentGymRoutes
-from agentenv.tools import ToolEnvironment, ToolError, tool
+from agentenv.tools import GoldCall, ToolEnvironment, ToolError, tool
 from agentenv_movie.api import MovieAPI, NotFound
 from agentenv_movie.db import MovieDB
 from agentenv_movie.reward import score
-from agentenv_movie.tasks import TEST_SIZE, TRAIN_SIZE, Call, Task, TaskSet
+from agentenv_movie.tasks import TEST_SIZE, TRAIN_SIZE, Task, TaskSet
 
 INSTRUCTION = (
     "You answer questions about movies and the people who make them with tools over a movie database (in the "
@@ -80,7 +79,6 @@ class MovieEnv(ToolEnvironment):
     def __init__(self) -> None:
         self._task: Task | None = None
         self._api: MovieAPI | None = None
-        self._made: set[str] = set()
 
     # -- tasks ---------------------------------------------------------------------------------------
     @classmethod
@@ -91,10 +89,7 @@ class MovieEnv(ToolEnvironment):
 
     @classmethod
     def num_tasks(cls, split: Split) -> int:
-        counts = default_tasks().counts
-        if split not in counts:
-            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(counts)}")
-        return counts[split]
+        return default_tasks().count(split)
 
     @classmethod
     def task_counts(cls, shared: Any = None) -> dict[str, int]:
@@ -109,18 +104,7 @@ class MovieEnv(ToolEnvironment):
     def reset(self, task_id: int, split: Split = "train", seed: int | None = None) -> tuple[str, dict[str, Any]]:
         tasks = self._tasks()
         self._task, self._api = tasks.task(split, task_id), tasks.api
-        self._made = set()
         return first_observation(self._task), {"task_id": task_id, "split": split, "template": self._task.template}
-
-    def step(self, action: str) -> StepResult:
-        result = super().step(action)
-        if result.valid and result.info.get("tool") not in (None, "finish"):
-            try:
-                call = parse_tool_call(action)
-                self._made.add(_key(call.name, call.arguments))
-            except Exception:  # only bookkeeping for the expert: never fail a step over it
-                pass
-        return result
 
     def _require(self) -> tuple[Task, MovieAPI]:
         if self._task is None or self._api is None:
@@ -278,24 +262,10 @@ class MovieEnv(ToolEnvironment):
         """The share of the task's checks the answer passes (:func:`agentenv_movie.reward.score`)."""
         return score(answer, self._require()[0].checks)
 
-    # -- policies ------------------------------------------------------------------------------------------
-    def _next_call(self) -> Call | None:
-        task, _ = self._require()
-        return next((c for c in task.program if _key(c.tool, c.args) not in self._made), None)
-
-    def expert_action(self) -> str:
-        """The next call of the task's gold program not made yet; then finish with the answer."""
-        nxt = self._next_call()
-        if nxt is None:
-            return self.call("finish", answer=self._require()[0].answer)
-        return self.call(nxt.tool, **nxt.args)
-
-    def expert_thought(self) -> str:
-        nxt = self._next_call()
-        if nxt is not None:
-            return nxt.thought
-        return f"I have what I need; the answer is {json.dumps(self._require()[0].answer, ensure_ascii=False)}."
-
-
-def _key(tool_name: str, args: dict[str, Any]) -> str:
-    return tool_name + json.dumps({k: str(v) for k, v in args.items()}, sort_keys=True)
+    # -- the expert ------------------------------------------------------------------------------------------
+    def gold_program(self) -> tuple[GoldCall, ...]:
+        """The task's gold program (the searches and lookups that find the answer), then finish with the answer."""
+        task = self._require()[0]
+        done = GoldCall("finish", {"answer": task.answer},
+                        f"I have what I need; the answer is {json.dumps(task.answer, ensure_ascii=False)}.")
+        return (*task.program, done)

@@ -14,27 +14,20 @@ with the task id, so every split covers all of them.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentenv import tasksets
+from agentenv.answers import Check
+from agentenv.gold import GoldCall
+from agentenv.tasksets import seeded_rng
 from agentenv_movie.api import MovieAPI
 from agentenv_movie.db import Movie, Person
-from agentenv_movie.reward import Check
 
 TEST_SIZE = 20
 TRAIN_SIZE = 300
-
-
-@dataclass(frozen=True)
-class Call:
-    """One tool call of a gold program, with why it is made."""
-
-    tool: str
-    args: dict[str, Any]
-    thought: str
 
 
 @dataclass(frozen=True)
@@ -43,7 +36,7 @@ class Task:
     question: str
     answer: Any
     checks: tuple[Check, ...]
-    program: tuple[Call, ...] = field(default_factory=tuple)
+    program: tuple[GoldCall, ...] = field(default_factory=tuple)
 
 
 class Retry(Exception):
@@ -55,14 +48,14 @@ class Builder:
 
     def __init__(self, api: MovieAPI, rng: random.Random) -> None:
         self.api, self.db, self.rng = api, api.db, rng
-        self.calls: list[Call] = []
+        self.calls: list[GoldCall] = []
         self._made: set[str] = set()
 
     def _add(self, tool: str, args: dict[str, Any], thought: str) -> None:
         key = tool + repr(sorted(args.items()))
         if key not in self._made:
             self._made.add(key)
-            self.calls.append(Call(tool, args, thought))
+            self.calls.append(GoldCall(tool, args, thought))
 
     # -- choices (only films and people a search finds back) -----------------------------------------
     def movie(self, exclude: tuple[Movie, ...] = (), where: Callable[[Movie], bool] | None = None) -> Movie:
@@ -400,17 +393,12 @@ TEMPLATES: dict[str, Callable[[Builder], Result]] = {
 }
 
 
-def _rng(*parts: object) -> random.Random:
-    digest = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
-
-
 def make_task(api: MovieAPI, split: str, task_id: int) -> Task:
     """Task ``task_id`` of ``split`` over the database (deterministic)."""
     names = list(TEMPLATES)
     name = names[task_id % len(names)]
     for attempt in range(100):
-        b = Builder(api, _rng("movie/v1", api.db.seed, split, task_id, attempt))
+        b = Builder(api, seeded_rng("movie/v1", api.db.seed, split, task_id, attempt))
         try:
             question, answer, checks = TEMPLATES[name](b)
         except Retry:
@@ -419,20 +407,10 @@ def make_task(api: MovieAPI, split: str, task_id: int) -> Task:
     raise RuntimeError(f"no {name} task for {split}/{task_id}")
 
 
-class TaskSet:
+class TaskSet(tasksets.TaskSet[Task]):
     """The tasks of one database: test and train splits, built lazily and kept."""
 
     def __init__(self, api: MovieAPI, train_size: int = TRAIN_SIZE, test_size: int = TEST_SIZE) -> None:
+        super().__init__({"train": train_size, "test": test_size},
+                         lambda split, task_id: make_task(api, split, task_id))
         self.api = api
-        self.counts = {"train": train_size, "test": test_size}
-        self._cache: dict[tuple[str, int], Task] = {}
-
-    def task(self, split: str, task_id: int) -> Task:
-        if split not in self.counts:
-            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(self.counts)}")
-        if not 0 <= task_id < self.counts[split]:
-            raise IndexError(f"task_id {task_id} out of range for split {split!r} (0..{self.counts[split] - 1})")
-        key = (split, task_id)
-        if key not in self._cache:
-            self._cache[key] = make_task(self.api, split, task_id)
-        return self._cache[key]

@@ -9,10 +9,11 @@ import pytest
 from agentenv_movie.api import MovieAPI
 from agentenv_movie.db import MAX_CREDITS, MovieDB
 from agentenv_movie.env import MovieEnv, MovieOptions, default_tasks, first_observation
-from agentenv_movie.reward import Check, score
+from agentenv_movie.reward import score
 from agentenv_movie.tasks import TEMPLATES, TaskSet
 
 from agentenv import registry
+from agentenv.answers import Check
 from agentenv.client import EnvClient
 from agentenv.launcher import ServerProcess
 from agentenv.server import ServerConfig

@@ -10,16 +10,14 @@ goals are graded on the final sheet when the agent calls ``finish``; questions o
 from __future__ import annotations
 
 import functools
-import json
 import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentenv.actions import ToolCallError, parse_tool_call
 from agentenv.env import StepResult
 from agentenv.interop.agentgym import AgentGymRoutes
-from agentenv.tools import ToolEnvironment, ToolError, tool
+from agentenv.tools import GoldCall, ToolEnvironment, ToolError, tool
 from agentenv_sheet.a1 import A1Error, is_a1, parse_a1, parse_range, to_a1
 from agentenv_sheet.formula import OPERATORS, FormulaError, evaluate
 from agentenv_sheet.reward import answer_holds, score, state_checks
@@ -78,6 +76,9 @@ class SheetEnv(ToolEnvironment):
     success_threshold = 1.0
     instruction = INSTRUCTION
     Options = SheetOptions
+    #: the expert's gold program edits the sheet, so a call counts only in the program's order (the same
+    #: update_cell made before a sort is not the one the program makes after it)
+    gold_in_order = True
     # AgentGym's sheet server: /create {"id"} -> int, /reset {"env_idx", "id"} -> the observation string,
     # /step {"env_idx", "action"} -> {observation, reward, done}, GET /observation?env_idx=; no /close.
     # Its 20 tasks (AgentEval's) are ids 0..19 for both splits; served here, ids 0..19 are our test split.
@@ -89,7 +90,6 @@ class SheetEnv(ToolEnvironment):
         self._task: Task | None = None
         self._book: Workbook | None = None
         self._open: str | None = None
-        self._next = 0  # how far the gold program has been followed
 
     # -- tasks -------------------------------------------------------------------------------------
     @classmethod
@@ -120,23 +120,9 @@ class SheetEnv(ToolEnvironment):
         self._task = tasks[task_id]
         self._book = self._task.workbook.copy()
         self._open = None
-        self._next = 0
         return first_observation(self._task), {"task_id": task_id, "kind": self._task.kind}
 
     # -- the episode ---------------------------------------------------------------------------------
-    def step(self, action: str) -> StepResult:
-        result = super().step(action)
-        task = self._task
-        if task is not None and result.valid and self._next < len(task.gold):
-            try:
-                call = parse_tool_call(action)
-            except ToolCallError:
-                return result
-            gold = task.gold[self._next]
-            if call.name == gold.tool and _canonical(call.arguments) == _canonical(gold.args):
-                self._next += 1
-        return result
-
     def _sheet(self) -> Sheet:
         if self._book is None or self._open is None or self._open not in self._book.sheets:
             raise ToolError("Please open a sheet before operating it")
@@ -459,21 +445,10 @@ class SheetEnv(ToolEnvironment):
         return StepResult(text, reward=reward, success=reward >= self.success_threshold, score=reward,
                           info={"checks": [c.holds for c in checks]})
 
-    def _gold(self) -> Any:
+    def gold_program(self) -> list[GoldCall]:
+        """The task's gold program (open, read, the edits or lookups, finish), followed in order."""
         assert self._task is not None
-        gold = self._task.gold
-        return gold[self._next] if self._next < len(gold) else gold[-1]
-
-    def expert_action(self) -> str:
-        call = self._gold()
-        return self.call(call.tool, **call.args)
-
-    def expert_thought(self) -> str | None:
-        return self._gold().thought
-
-
-def _canonical(args: dict[str, Any]) -> str:
-    return json.dumps(args, sort_keys=True)
+        return self._task.gold
 
 
 def _guard(fn: Any) -> Any:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentenv.gold import GoldCall
 from agentenv_sheet.a1 import col_letters, to_a1
 from agentenv_sheet.formula import Value
 from agentenv_sheet.tables import FIRST_NAMES, GADGETS, GENERATORS, LAST_NAMES, TASK_NAMES, Table
@@ -26,22 +27,13 @@ TEST_SIZE = 20  # as AgentGym's AgentEval sheet set
 TRAIN_SIZE = 240
 
 
-@dataclass(frozen=True)
-class Call:
-    """One tool call of a gold program and why it is made."""
-
-    tool: str
-    args: dict[str, Any]
-    thought: str
-
-
 @dataclass
 class Task:
     kind: str
     goal: str
     sheet: str  # the sheet the goal is about
     workbook: Workbook  # the initial workbook (shared, read-only: sessions copy it)
-    gold: list[Call]
+    gold: list[GoldCall]
     expected: Grid | None = None  # the target sheet's final used range (editing tasks)
     answer: str | float | None = None  # the expected answer (reading tasks)
     keys: tuple[str, ...] = ()  # the table's row keys (a text answer must name the right one only)
@@ -66,7 +58,7 @@ class _Draft:
     """What a task kind decides: its goal, its calls after open+read, and its outcome."""
 
     goal: str
-    calls: list[Call]
+    calls: list[GoldCall]
     expected: Grid | None = None
     answer: str | float | None = None
     notes: dict[tuple[int, int], str] = field(default_factory=dict)
@@ -95,7 +87,7 @@ def _values(rows: list[list[Value]]) -> list[list[str]]:
     return [[show(v) for v in row] for row in rows]
 
 
-def _maybe_sort(rng: random.Random, table: Table, rows: list[list[Value]], calls: list[Call],
+def _maybe_sort(rng: random.Random, table: Table, rows: list[list[Value]], calls: list[GoldCall],
                 avoid: int | None = None) -> tuple[str, list[list[Value]]]:
     """Half the time, a final "then sort by X" (as most of AgentGym's sheet goals end)."""
     if rng.random() < 0.5:
@@ -104,9 +96,9 @@ def _maybe_sort(rng: random.Random, table: Table, rows: list[list[Value]], calls
     col = rng.choice(choices)
     desc = rng.random() < 0.7
     word = "descending" if desc else "ascending"
-    calls.append(Call("sort_sheet_by_col", {"col_num": col + 1, "order": "des" if desc else "asc"},
-                      f'Last, the table must be sorted by {_q(table.header[col])}, column {col + 1}, in {word} order; '
-                      "row 1 is frozen, so the header stays on top."))
+    calls.append(GoldCall("sort_sheet_by_col", {"col_num": col + 1, "order": "des" if desc else "asc"},
+                          f'Last, the table must be sorted by {_q(table.header[col])}, column {col + 1}, in {word} '
+                          "order; row 1 is frozen, so the header stays on top."))
     return f' Then, sort the table by {_q(table.header[col])} in {word} order.', _sorted(rows, col, desc)
 
 
@@ -137,8 +129,9 @@ def k_sort(rng: random.Random, t: Table, sheet: str) -> _Draft:
     desc = rng.random() < 0.6
     word = "descending" if desc else "ascending"
     goal = f'In {_q(sheet)}, which holds {t.title}, sort the table by {_q(t.header[col])} in {word} order.'
-    calls = [Call("sort_sheet_by_col", {"col_num": col + 1, "order": "des" if desc else "asc"},
-                  f'{_q(t.header[col])} is column {col + 1}; the header row is frozen, so sorting keeps it on top.')]
+    calls = [GoldCall("sort_sheet_by_col", {"col_num": col + 1, "order": "des" if desc else "asc"},
+                      f'{_q(t.header[col])} is column {col + 1}; the header row is frozen, so sorting keeps it on '
+                      "top.")]
     return _Draft(goal, calls, [list(t.header)] + _sorted(_rows(t), col, desc))
 
 
@@ -157,12 +150,12 @@ def k_restock(rng: random.Random, t: Table, sheet: str) -> _Draft:
     goal = (f'Product Update: The table in {_q(sheet)} contains the product inventory information, and {data} is '
             f"today's sales data. Please update the quantities in {_q(sheet)} and then sort by \"Quantity\" in "
             "descending order.")
-    calls = [Call("update_range", {"start_position": f"{letter}2", "end_position": f"{letter}{len(rows) + 1}",
-                                   "values_list": [[show(q)] for q in new]},
-                  "Each product's new quantity is its stock minus what was sold today (unsold products keep "
-                  f"theirs); I write the whole Quantity column {letter}2:{letter}{len(rows) + 1} at once."),
-             Call("sort_sheet_by_col", {"col_num": qcol + 1, "order": "des"},
-                  f'Now sort by "Quantity" (column {qcol + 1}) in descending order.')]
+    calls = [GoldCall("update_range", {"start_position": f"{letter}2", "end_position": f"{letter}{len(rows) + 1}",
+                                       "values_list": [[show(q)] for q in new]},
+                      "Each product's new quantity is its stock minus what was sold today (unsold products keep "
+                      f"theirs); I write the whole Quantity column {letter}2:{letter}{len(rows) + 1} at once."),
+             GoldCall("sort_sheet_by_col", {"col_num": qcol + 1, "order": "des"},
+                      f'Now sort by "Quantity" (column {qcol + 1}) in descending order.')]
     return _Draft(goal, calls, [list(t.header)] + _sorted(rows, qcol, True))
 
 
@@ -181,9 +174,9 @@ def k_update_values(rng: random.Random, t: Table, sheet: str) -> _Draft:
         rows[i][col] = new
         data.append([str(rows[i][0]), _fmt(new, dec)])
         pos = to_a1(i + 2, col + 1)
-        calls.append(Call("update_cell", {"position": pos, "value": new},
-                          f'{rows[i][0]} is in row {i + 2} and {_q(t.header[col])} is column {col_letters(col + 1)}, '
-                          f"so its new value {_fmt(new, dec)} goes to {pos}."))
+        calls.append(GoldCall("update_cell", {"position": pos, "value": new},
+                              f'{rows[i][0]} is in row {i + 2} and {_q(t.header[col])} is column '
+                              f"{col_letters(col + 1)}, so its new value {_fmt(new, dec)} goes to {pos}."))
     tail, rows = _maybe_sort(rng, t, rows, calls)
     goal = f'In {_q(sheet)}, which holds {t.title}, update the table with the following information: {data}.{tail}'
     return _Draft(goal, calls, [list(t.header)] + rows)
@@ -200,11 +193,11 @@ def k_delete_matching(rng: random.Random, t: Table, sheet: str) -> _Draft:
     c, v, hits = _pick(rng, options)
     plural = _noun(t)[1]
     found = [to_a1(i + 2, c + 1) for i in hits]
-    calls = [Call("filter_cells", {"query": f"^{_escape(v)}$", "in_column": c + 1},
-                  f'I look for the cells of column {c + 1} ({_q(t.header[c])}) that are exactly {_q(v)}.'),
-             Call("delete_batch_data", {"dimension": "row", "index_list": [i + 2 for i in hits]},
-                  f"The matches are {', '.join(found)}, so rows {', '.join(str(i + 2) for i in hits)} go, all in "
-                  "one call (indexes are those of the sheet before the deletion).")]
+    calls = [GoldCall("filter_cells", {"query": f"^{_escape(v)}$", "in_column": c + 1},
+                      f'I look for the cells of column {c + 1} ({_q(t.header[c])}) that are exactly {_q(v)}.'),
+             GoldCall("delete_batch_data", {"dimension": "row", "index_list": [i + 2 for i in hits]},
+                      f"The matches are {', '.join(found)}, so rows {', '.join(str(i + 2) for i in hits)} go, all in "
+                      "one call (indexes are those of the sheet before the deletion).")]
     kept = [r for i, r in enumerate(rows) if i not in set(hits)]
     tail, kept = _maybe_sort(rng, t, kept, calls)
     goal = f'In {_q(sheet)}, which holds {t.title}, delete the {plural} whose {_q(t.header[c])} is {_q(v)}.{tail}'
@@ -229,9 +222,9 @@ def k_delete_threshold(rng: random.Random, t: Table, sheet: str) -> _Draft:
         return k_delete_matching(rng, t, sheet)
     plural = _noun(t)[1]
     names = ", ".join(str(rows[i][0]) for i in hits)
-    calls = [Call("delete_batch_data", {"dimension": "row", "index_list": [i + 2 for i in hits]},
-                  f'In column {_q(t.header[col])} the values {cond} belong to {names}, in rows '
-                  f"{', '.join(str(i + 2) for i in hits)}; I delete those rows in one call.")]
+    calls = [GoldCall("delete_batch_data", {"dimension": "row", "index_list": [i + 2 for i in hits]},
+                      f'In column {_q(t.header[col])} the values {cond} belong to {names}, in rows '
+                      f"{', '.join(str(i + 2) for i in hits)}; I delete those rows in one call.")]
     kept = [r for i, r in enumerate(rows) if i not in set(hits)]
     tail, kept = _maybe_sort(rng, t, kept, calls)
     goal = (f'In {_q(sheet)}, which holds {t.title}, delete the records of the {plural} whose {_q(t.header[col])} '
@@ -243,47 +236,47 @@ def k_total_column(rng: random.Random, t: Table, sheet: str) -> _Draft:
     rows = _rows(t)
     width = len(t.header)
     res = col_letters(width + 1)
-    calls: list[Call] = []
+    calls: list[GoldCall] = []
     if t.domain == "grades":
         op = rng.choice(["SUM", "AVERAGE"])
         name = "Total" if op == "SUM" else "Average"
         last = col_letters(width)
         goal = (f'In {_q(sheet)}, which holds {t.title}, add a column {_q(name)} right after the last column and fill '
                 f"in each student's {'total' if op == 'SUM' else 'average'} score over the five subjects.")
-        calls.append(Call("update_cell", {"position": f"{res}1", "value": name},
-                          f"The table ends at column {last}, so the new {_q(name)} header goes to {res}1."))
+        calls.append(GoldCall("update_cell", {"position": f"{res}1", "value": name},
+                              f"The table ends at column {last}, so the new {_q(name)} header goes to {res}1."))
         for i, r in enumerate(rows):
             nums = [float(x) for x in r[2:]]  # type: ignore[arg-type]
             r.append(math.fsum(nums) if op == "SUM" else math.fsum(nums) / len(nums))
-            calls.append(Call("update_cell_by_formula",
-                              {"start_position": f"C{i + 2}", "end_position": f"{last}{i + 2}",
-                               "result_position": f"{res}{i + 2}", "operator": op},
-                              f"{r[0]}'s scores are C{i + 2}:{last}{i + 2}; their {op} goes to {res}{i + 2}."))
+            calls.append(GoldCall("update_cell_by_formula",
+                                  {"start_position": f"C{i + 2}", "end_position": f"{last}{i + 2}",
+                                   "result_position": f"{res}{i + 2}", "operator": op},
+                                  f"{r[0]}'s scores are C{i + 2}:{last}{i + 2}; their {op} goes to {res}{i + 2}."))
         header = [*t.header, name]
     elif t.domain == "sales":
         name = "Revenue"
         goal = (f'In {_q(sheet)}, which holds {t.title}, add a column "Revenue" after the last column holding each '
                 'product\'s revenue ("Units Sold" times "Unit Price").')
-        calls.append(Call("update_cell", {"position": f"{res}1", "value": name},
-                          f"The table ends at column {col_letters(width)}, so the Revenue header goes to {res}1."))
+        calls.append(GoldCall("update_cell", {"position": f"{res}1", "value": name},
+                              f"The table ends at column {col_letters(width)}, so the Revenue header goes to {res}1."))
         for i, r in enumerate(rows):
             r.append(float(r[2]) * float(r[3]))  # type: ignore[arg-type]
-            calls.append(Call("update_cell_by_formula",
-                              {"position_list": [f"C{i + 2}", f"D{i + 2}"], "result_position": f"{res}{i + 2}",
-                               "operator": "PRODUCT"},
-                              f"{r[0]}: revenue = C{i + 2} (units) x D{i + 2} (price), written to {res}{i + 2}."))
+            calls.append(GoldCall("update_cell_by_formula",
+                                  {"position_list": [f"C{i + 2}", f"D{i + 2}"], "result_position": f"{res}{i + 2}",
+                                   "operator": "PRODUCT"},
+                                  f"{r[0]}: revenue = C{i + 2} (units) x D{i + 2} (price), written to {res}{i + 2}."))
         header = [*t.header, name]
     else:  # payroll: a formula per row through update_cell
         name = "Salary"
         goal = (f'In {_q(sheet)}, which holds {t.title}, add a column "Salary" after the last column with each '
                 'employee\'s salary: "Hours Worked" times "Hourly Rate", plus "Bonus".')
-        calls.append(Call("update_cell", {"position": f"{res}1", "value": name},
-                          f"The table ends at column {col_letters(width)}, so the Salary header goes to {res}1."))
+        calls.append(GoldCall("update_cell", {"position": f"{res}1", "value": name},
+                              f"The table ends at column {col_letters(width)}, so the Salary header goes to {res}1."))
         for i, r in enumerate(rows):
             r.append(float(r[3]) * float(r[4]) + float(r[5]))  # type: ignore[arg-type]
-            calls.append(Call("update_cell", {"position": f"{res}{i + 2}", "value": f"=D{i + 2}*E{i + 2}+F{i + 2}"},
-                              f"{r[0]}: salary = D{i + 2} x E{i + 2} + F{i + 2}; a formula computes it in "
-                              f"{res}{i + 2}."))
+            calls.append(GoldCall("update_cell", {"position": f"{res}{i + 2}", "value": f"=D{i + 2}*E{i + 2}+F{i + 2}"},
+                                  f"{r[0]}: salary = D{i + 2} x E{i + 2} + F{i + 2}; a formula computes it in "
+                                  f"{res}{i + 2}."))
         header = [*t.header, name]
     return _Draft(goal, calls, [header] + rows)
 
@@ -294,16 +287,16 @@ def k_total_row(rng: random.Random, t: Table, sheet: str) -> _Draft:
     n = len(rows)
     total = [None] * len(t.header)
     total[0] = "Total"
-    calls = [Call("update_cell", {"position": f"A{n + 2}", "value": "Total"},
-                  f"The data ends at row {n + 1}, so the Total row is row {n + 2}; its label goes to A{n + 2}.")]
+    calls = [GoldCall("update_cell", {"position": f"A{n + 2}", "value": "Total"},
+                      f"The data ends at row {n + 1}, so the Total row is row {n + 2}; its label goes to A{n + 2}.")]
     for c in cols:
         letter = col_letters(c + 1)
         total[c] = math.fsum(float(r[c]) for r in rows)  # type: ignore[arg-type]
-        calls.append(Call("update_cell_by_formula",
-                          {"start_position": f"{letter}2", "end_position": f"{letter}{n + 1}",
-                           "result_position": f"{letter}{n + 2}", "operator": "SUM"},
-                          f"The sum of {_q(t.header[c])} ({letter}2:{letter}{n + 1}) goes under it, in "
-                          f"{letter}{n + 2}."))
+        calls.append(GoldCall("update_cell_by_formula",
+                              {"start_position": f"{letter}2", "end_position": f"{letter}{n + 1}",
+                               "result_position": f"{letter}{n + 2}", "operator": "SUM"},
+                              f"The sum of {_q(t.header[c])} ({letter}2:{letter}{n + 1}) goes under it, in "
+                              f"{letter}{n + 2}."))
     names = " and ".join(_q(t.header[c]) for c in cols)
     goal = (f'In {_q(sheet)}, which holds {t.title}, add a row "Total" right below the table (its label in the '
             f"first column) with the sum of {names}; leave its other cells empty.")
@@ -342,11 +335,11 @@ def k_insert_rows(rng: random.Random, t: Table, sheet: str) -> _Draft:
     desc = col != 0 and rng.random() < 0.7
     word = "descending" if desc else "ascending"
     n = len(rows)
-    calls = [Call("insert_rows", {"values_list": [list(rec) for rec in new],
-                                  "row_idx": n + 2},
-                  f"The table's last row is {n + 1}; I append the new records below it, at row {n + 2}."),
-             Call("sort_sheet_by_col", {"col_num": col + 1, "order": "des" if desc else "asc"},
-                  f'Then sort by {_q(t.header[col])} (column {col + 1}) in {word} order.')]
+    calls = [GoldCall("insert_rows", {"values_list": [list(rec) for rec in new],
+                                      "row_idx": n + 2},
+                      f"The table's last row is {n + 1}; I append the new records below it, at row {n + 2}."),
+             GoldCall("sort_sheet_by_col", {"col_num": col + 1, "order": "des" if desc else "asc"},
+                      f'Then sort by {_q(t.header[col])} (column {col + 1}) in {word} order.')]
     goal = (f'Insert {described} (values in the column order {list(t.header)}) into {_q(sheet)} and sort the table '
             f'by {_q(t.header[col])} in {word} order.')
     return _Draft(goal, calls, [list(t.header)] + _sorted(rows + new, col, desc))
@@ -369,10 +362,10 @@ def k_notes(rng: random.Random, t: Table, sheet: str) -> _Draft:
         rows[i][col] = new
         notes[(i + 2, 1)] = f"Corrected {t.header[col]}: {_fmt(new, dec)}"
         pos = to_a1(i + 2, col + 1)
-        reads.append(Call("get_note", {"position": f"A{i + 2}"}, f"{rows[i][0]} is in A{i + 2}; I read its note."))
-        writes.append(Call("update_cell", {"position": pos, "value": new},
-                           f'The note on A{i + 2} says {_q(notes[(i + 2, 1)])}; {_q(t.header[col])} of row {i + 2} '
-                           f"is {pos}."))
+        reads.append(GoldCall("get_note", {"position": f"A{i + 2}"}, f"{rows[i][0]} is in A{i + 2}; I read its note."))
+        writes.append(GoldCall("update_cell", {"position": pos, "value": new},
+                               f'The note on A{i + 2} says {_q(notes[(i + 2, 1)])}; {_q(t.header[col])} of row {i + 2} '
+                               f"is {pos}."))
     calls = [c for pair in zip(reads, writes, strict=True) for c in pair]
     names = ", ".join(_q(str(rows[i][0])) for i in picked)
     tail, rows = _maybe_sort(rng, t, rows, calls)
@@ -384,9 +377,9 @@ def k_notes(rng: random.Random, t: Table, sheet: str) -> _Draft:
 def k_delete_column(rng: random.Random, t: Table, sheet: str) -> _Draft:
     cols = sorted(rng.sample(range(1, len(t.header)), rng.randint(1, 2)))
     names = " and ".join(_q(t.header[c]) for c in cols)
-    calls = [Call("delete_batch_data", {"dimension": "col", "index_list": [c + 1 for c in cols]},
-                  f"{names} {'is column' if len(cols) == 1 else 'are columns'} "
-                  f"{', '.join(str(c + 1) for c in cols)}; I delete {'it' if len(cols) == 1 else 'them'}.")]
+    calls = [GoldCall("delete_batch_data", {"dimension": "col", "index_list": [c + 1 for c in cols]},
+                      f"{names} {'is column' if len(cols) == 1 else 'are columns'} "
+                      f"{', '.join(str(c + 1) for c in cols)}; I delete {'it' if len(cols) == 1 else 'them'}.")]
     keep = [c for c in range(len(t.header)) if c not in cols]
     goal = f'In {_q(sheet)}, which holds {t.title}, remove the {names} column{"s" if len(cols) > 1 else ""}.'
     return _Draft(goal, calls, [[row[c] for c in keep] for row in [list(t.header)] + _rows(t)])
@@ -403,14 +396,14 @@ def k_percent_change(rng: random.Random, t: Table, sheet: str) -> _Draft:
     up = rng.random() < 0.6
     factor = 1 + pct / 100 if up else 1 - pct / 100
     hits = [i for i, r in enumerate(rows) if r[group_col] == group]
-    calls = [Call("filter_cells", {"query": f"^{_escape(group)}$", "in_column": group_col + 1},
-                  f'First I find the rows whose {_q(t.header[group_col])} is {_q(group)}.')]
+    calls = [GoldCall("filter_cells", {"query": f"^{_escape(group)}$", "in_column": group_col + 1},
+                      f'First I find the rows whose {_q(t.header[group_col])} is {_q(group)}.')]
     for i in hits:
         new = round(float(rows[i][col]) * factor, 2)  # type: ignore[arg-type]
         pos = to_a1(i + 2, col + 1)
-        calls.append(Call("update_cell", {"position": pos, "value": new},
-                          f"Row {i + 2} ({rows[i][0]}): {show(rows[i][col])} x {factor:g} = {show(new)}, "
-                          f"written to {pos}."))
+        calls.append(GoldCall("update_cell", {"position": pos, "value": new},
+                              f"Row {i + 2} ({rows[i][0]}): {show(rows[i][col])} x {factor:g} = {show(new)}, "
+                              f"written to {pos}."))
         rows[i][col] = new
     tail, rows = _maybe_sort(rng, t, rows, calls)
     goal = (f'In {_q(sheet)}, which holds {t.title}, {"increase" if up else "decrease"} the {_q(t.header[col])} '
@@ -428,12 +421,12 @@ def k_sum_where(rng: random.Random, t: Table, sheet: str) -> _Draft:
     hits = [i for i, r in enumerate(rows) if show(r[c]) == v]
     total = math.fsum(float(rows[i][col]) for i in hits)  # type: ignore[arg-type]
     cells = [to_a1(i + 2, col + 1) for i in hits]
-    calls = [Call("filter_cells", {"query": f"^{_escape(v)}$", "in_column": c + 1},
-                  f'I find the rows whose {_q(t.header[c])} is {_q(v)}.'),
-             Call("get_value_by_formula", {"position_list": cells, "operator": "SUM"},
-                  f"They are rows {', '.join(str(i + 2) for i in hits)}; the SUM of their {_q(t.header[col])} cells "
-                  f"{', '.join(cells)} is the answer."),
-             Call("finish", {"answer": show(total)}, f"The total is {show(total)}.")]
+    calls = [GoldCall("filter_cells", {"query": f"^{_escape(v)}$", "in_column": c + 1},
+                      f'I find the rows whose {_q(t.header[c])} is {_q(v)}.'),
+             GoldCall("get_value_by_formula", {"position_list": cells, "operator": "SUM"},
+                      f"They are rows {', '.join(str(i + 2) for i in hits)}; the SUM of their {_q(t.header[col])} "
+                      f"cells {', '.join(cells)} is the answer."),
+             GoldCall("finish", {"answer": show(total)}, f"The total is {show(total)}.")]
     plural = _noun(t)[1]
     goal = (f'In {_q(sheet)}, which holds {t.title}, what is the total {_q(t.header[col])} of the {plural} whose '
             f'{_q(t.header[c])} is {_q(v)}? Answer with the number.')
@@ -456,15 +449,15 @@ def k_extreme(rng: random.Random, t: Table, sheet: str) -> _Draft:
     letter = col_letters(col + 1)
     op = "MAX" if high else "MIN"
     noun = _noun(t)[0]
-    calls = [Call("get_value_by_formula", {"start_position": f"{letter}2", "end_position": f"{letter}{len(rows) + 1}",
-                                           "operator": op},
-                  f'{_q(t.header[col])} is column {letter}; its {op} over {letter}2:{letter}{len(rows) + 1} is the '
-                  "value to look for."),
-             Call("filter_cells", {"query": f"^{_escape(show(best))}$", "in_column": col + 1},
-                  f"The {op} is {show(best)}; I find the row that holds it."),
-             Call("get_cell_value", {"position": f"A{i + 2}"},
-                  f"It is in row {i + 2}; the {noun}'s name is in A{i + 2}."),
-             Call("finish", {"answer": str(rows[i][0])}, f"A{i + 2} holds {rows[i][0]}, the answer.")]
+    calls = [GoldCall("get_value_by_formula",
+                      {"start_position": f"{letter}2", "end_position": f"{letter}{len(rows) + 1}", "operator": op},
+                      f'{_q(t.header[col])} is column {letter}; its {op} over {letter}2:{letter}{len(rows) + 1} is the '
+                      "value to look for."),
+             GoldCall("filter_cells", {"query": f"^{_escape(show(best))}$", "in_column": col + 1},
+                      f"The {op} is {show(best)}; I find the row that holds it."),
+             GoldCall("get_cell_value", {"position": f"A{i + 2}"},
+                      f"It is in row {i + 2}; the {noun}'s name is in A{i + 2}."),
+             GoldCall("finish", {"answer": str(rows[i][0])}, f"A{i + 2} holds {rows[i][0]}, the answer.")]
     goal = (f'In {_q(sheet)}, which holds {t.title}, which {noun} has the {"highest" if high else "lowest"} '
             f'{_q(t.header[col])}? Answer with its {_q(t.header[0])}.')
     return _Draft(goal, calls, answer=str(rows[i][0]))
@@ -475,10 +468,11 @@ def k_average(rng: random.Random, t: Table, sheet: str) -> _Draft:
     col = rng.choice([c for c in t.numbers if t.header[c] != "Class"])
     letter = col_letters(col + 1)
     avg = math.fsum(float(r[col]) for r in rows) / len(rows)  # type: ignore[arg-type]
-    calls = [Call("get_value_by_formula", {"start_position": f"{letter}2", "end_position": f"{letter}{len(rows) + 1}",
-                                           "operator": "AVERAGE"},
-                  f'{_q(t.header[col])} is column {letter}, rows 2 to {len(rows) + 1}; AVERAGE gives the answer.'),
-             Call("finish", {"answer": f"{avg:.2f}"}, f"The average is {avg:.2f} rounded to 2 decimals.")]
+    calls = [GoldCall("get_value_by_formula",
+                      {"start_position": f"{letter}2", "end_position": f"{letter}{len(rows) + 1}",
+                       "operator": "AVERAGE"},
+                      f'{_q(t.header[col])} is column {letter}, rows 2 to {len(rows) + 1}; AVERAGE gives the answer.'),
+             GoldCall("finish", {"answer": f"{avg:.2f}"}, f"The average is {avg:.2f} rounded to 2 decimals.")]
     plural = _noun(t)[1]
     goal = (f'In {_q(sheet)}, which holds {t.title}, what is the average {_q(t.header[col])} over all {plural}? '
             "Answer with the number rounded to 2 decimals.")
@@ -490,9 +484,9 @@ def k_count_where(rng: random.Random, t: Table, sheet: str) -> _Draft:
     c = rng.choice(t.categories)
     v = rng.choice(sorted({show(r[c]) for r in rows}))
     hits = [i for i, r in enumerate(rows) if show(r[c]) == v]
-    calls = [Call("filter_cells", {"query": f"^{_escape(v)}$", "in_column": c + 1},
-                  f'I find the cells of column {c + 1} ({_q(t.header[c])}) that are exactly {_q(v)}.'),
-             Call("finish", {"answer": str(len(hits))}, f"{len(hits)} cells match, so {len(hits)} records.")]
+    calls = [GoldCall("filter_cells", {"query": f"^{_escape(v)}$", "in_column": c + 1},
+                      f'I find the cells of column {c + 1} ({_q(t.header[c])}) that are exactly {_q(v)}.'),
+             GoldCall("finish", {"answer": str(len(hits))}, f"{len(hits)} cells match, so {len(hits)} records.")]
     plural = _noun(t)[1]
     goal = (f'In {_q(sheet)}, which holds {t.title}, how many {plural} have {_q(t.header[c])} {_q(v)}? '
             "Answer with the number.")
@@ -549,11 +543,11 @@ def build_task(split: str, task_id: int) -> Task:
     sheets[0].notes.update(draft.notes)
     sheets.sort(key=lambda s: s.sheet_id)
     book = Workbook({s.name: s for s in sheets})
-    opening = [Call("open_sheet", {"name": target}, f"The goal is about {_q(target)}; I open it first."),
-               Call("get_all_values", {}, "I read the whole sheet to see its columns and rows.")]
+    opening = [GoldCall("open_sheet", {"name": target}, f"The goal is about {_q(target)}; I open it first."),
+               GoldCall("get_all_values", {}, "I read the whole sheet to see its columns and rows.")]
     gold = opening + draft.calls
     if draft.expected is not None:
-        gold.append(Call("finish", {}, "The sheet now holds what the goal asks for; I finish."))
+        gold.append(GoldCall("finish", {}, "The sheet now holds what the goal asks for; I finish."))
     return Task(kind, draft.goal.strip(), target, book, gold, draft.expected, draft.answer,
                 tuple(str(r[0]) for r in table.rows))
 

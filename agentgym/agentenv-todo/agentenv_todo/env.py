@@ -11,16 +11,15 @@ Questions are graded on the answer, operations on the account at ``finish``
 from __future__ import annotations
 
 import datetime as dt
-import json
 from functools import lru_cache
 from typing import Any, ClassVar, Literal
 
 from agentenv import Split, StepResult
 from agentenv.interop.agentgym import AgentGymRoutes
-from agentenv.tools import ToolEnvironment, ToolError, tool
+from agentenv.tools import GoldCall, ToolEnvironment, ToolError, tool
 from agentenv_todo.data import Account, Todo
 from agentenv_todo.reward import checks, reward
-from agentenv_todo.tasks import NUM_TASKS, Call, Task, TaskSet
+from agentenv_todo.tasks import NUM_TASKS, Task, TaskSet
 
 INSTRUCTION = (
     "You manage the user's to-do list (a Todoist account) with tools: its projects, and in each project tasks with "
@@ -36,10 +35,6 @@ INSTRUCTION = (
 def default_tasks() -> TaskSet:
     """Every task with its account, built once per process (servers build it in ``load_shared``)."""
     return TaskSet()
-
-
-def _key(tool_name: str, args: dict[str, Any]) -> str:
-    return f"{tool_name} {json.dumps(args, sort_keys=True)}"
 
 
 class TodoEnv(ToolEnvironment):
@@ -65,7 +60,6 @@ class TodoEnv(ToolEnvironment):
     def __init__(self) -> None:
         self._task: Task | None = None
         self._account: Account | None = None
-        self._done_calls: set[str] = set()  # calls that answered (the expert's progress)
 
     # -- tasks ----------------------------------------------------------------------------------------
     @classmethod
@@ -93,7 +87,6 @@ class TodoEnv(ToolEnvironment):
     def reset(self, task_id: int, split: Split = "train", seed: int | None = None) -> tuple[str, dict[str, Any]]:
         self._task = self._tasks().task(split, task_id)  # ValueError / IndexError for unknown split / id
         self._account = self._task.account.copy()  # this session's own account
-        self._done_calls = set()
         kind = "operation" if self._task.expected is not None else "question"
         return self._first_observation(self._task), {"task_id": task_id, "split": split, "kind": self._task.kind,
                                                      "type": kind}
@@ -102,9 +95,6 @@ class TodoEnv(ToolEnvironment):
         if self._account is None:
             raise RuntimeError("reset() must be called first")
         return self._account
-
-    def _did(self, tool_name: str, **args: Any) -> None:
-        self._done_calls.add(_key(tool_name, args))
 
     def _todo(self, task_id: str) -> Todo:
         found = self._acc().task(task_id)
@@ -116,19 +106,16 @@ class TodoEnv(ToolEnvironment):
     @tool
     def get_user_current_date(self) -> str:
         """The user's current date, as YYYY-MM-DD."""
-        self._did("get_user_current_date")
         return self._acc().current_date
 
     @tool
     def get_user_current_location(self) -> str:
         """The user's current city."""
-        self._did("get_user_current_location")
         return self._acc().current_location
 
     @tool
     def get_projects(self) -> str:
         """Every project of the account: id, order, color, name, is_favorite."""
-        self._did("get_projects")
         return str([p.view() for p in self._acc().projects])
 
     @tool
@@ -143,7 +130,6 @@ class TodoEnv(ToolEnvironment):
         if project is None:
             raise ToolError(f"Project {project_id} does not exist.")
         project.is_favorite = is_favorite in (True, "True")
-        self._did("update_project", project_id=project_id, is_favorite=is_favorite)
         return str({"message": "The project is updated.", "project": project.view()})
 
     @tool
@@ -156,7 +142,6 @@ class TodoEnv(ToolEnvironment):
         """
         if self._acc().project(project_id) is None:
             raise ToolError(f"Project {project_id} does not exist.")
-        self._did("get_tasks", project_id=project_id)
         return str([t.view() for t in self._acc().tasks_of(project_id)])
 
     @tool
@@ -167,7 +152,6 @@ class TodoEnv(ToolEnvironment):
             task_id: the task's id, as get_tasks shows it.
         """
         t = self._todo(task_id)
-        self._did("get_task_description", task_id=task_id)
         return str({"id": t.id, "content": t.content, "description": t.description})
 
     @tool
@@ -178,7 +162,6 @@ class TodoEnv(ToolEnvironment):
             task_id: the task's id, as get_tasks shows it.
         """
         t = self._todo(task_id)
-        self._did("get_task_duration", task_id=task_id)
         return str({"id": t.id, "content": t.content, "duration": t.duration_text})
 
     @tool
@@ -190,7 +173,6 @@ class TodoEnv(ToolEnvironment):
         """
         t = self._todo(task_id)
         t.is_completed = True
-        self._did("complete_task", task_id=task_id)
         view = t.view()
         view.pop("is_completed")
         return str({"message": "The task is marked as completed.", "task": view})
@@ -209,7 +191,6 @@ class TodoEnv(ToolEnvironment):
         except ValueError:
             raise ToolError(f"due_date must be a date as YYYY-MM-DD, not {due_date!r}.") from None
         t.due_date = day.isoformat()
-        self._did("update_task", task_id=task_id, due_date=due_date)
         return str({"message": "The task is updated.", "task": t.view()})
 
     @tool
@@ -222,7 +203,6 @@ class TodoEnv(ToolEnvironment):
         t = self._todo(task_id)
         acc = self._acc()
         acc.tasks = [other for other in acc.tasks if other.id != task_id]
-        self._did("delete_task", task_id=task_id)
         return str({"message": "The task is deleted.", "task": t.view()})
 
     @tool
@@ -250,17 +230,9 @@ class TodoEnv(ToolEnvironment):
         return StepResult(f"{verdict} The episode is over (reward {value:g}).", reward=value, done=True,
                           success=success, score=value, info={"checks": dict(found)})
 
-    # -- the expert: the task's gold program, from the first call not yet made ----------------------------
-    def _next_call(self) -> Call:
-        assert self._task is not None
-        for call in self._task.program:
-            if call.tool == "finish" or _key(call.tool, call.args) not in self._done_calls:
-                return call
-        raise AssertionError("a gold program ends with finish")
-
-    def expert_action(self) -> str:
-        call = self._next_call()
-        return self.call(call.tool, **call.args)
-
-    def expert_thought(self) -> str:
-        return self._next_call().thought
+    # -- the expert ------------------------------------------------------------------------------------------
+    def gold_program(self) -> tuple[GoldCall, ...]:
+        """The task's gold program (it ends with finish)."""
+        if self._task is None:
+            raise RuntimeError("reset() must be called first")
+        return self._task.program

@@ -13,57 +13,17 @@
 
 from __future__ import annotations
 
-import ast
-import re
 from typing import Any
 
+from agentenv.answers import exact_score
 from agentenv_todo.data import Account
-
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-
-
-def norm(text: Any) -> str:
-    """Case-folded text without surrounding quotes, spaces or a final full stop."""
-    s = re.sub(r"\s+", " ", str(text).strip().strip("'\"`").strip())
-    return s.rstrip(".").strip().casefold()
-
-
-def as_list(answer: Any) -> list[Any]:
-    """An answer read as a list: a list as is, "['a', 'b']" parsed, else comma-separated parts."""
-    if isinstance(answer, list):
-        return answer
-    text = str(answer).strip()
-    if text.startswith("[") and text.endswith("]"):
-        try:
-            value = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            value = None
-        if isinstance(value, (list, tuple)):
-            return list(value)
-        text = text[1:-1]
-    return [part for part in (p.strip() for p in text.split(",")) if part]
 
 
 def answer_score(given: Any, expected: str | int | list[str]) -> float:
-    """How right an answer is, in [0, 1]: numbers by value, Yes/No by the first word, texts after
-    normalisation (a date exactly, '60(minute)' with or without spaces), lists as sets."""
-    if isinstance(expected, list):
-        got = {norm(x) for x in as_list(given)} - {""}
-        want = {norm(x) for x in expected}
-        return 1.0 if not got and not want else len(got & want) / len(got | want)
-    if isinstance(given, list):
-        if len(given) != 1:
-            return 0.0
-        given = given[0]
-    if isinstance(expected, int) and not isinstance(expected, bool):
-        if isinstance(given, (int, float)) and not isinstance(given, bool):
-            return float(given == expected)
-        m = _NUMBER.search(str(given))
-        return float(m is not None and float(m.group()) == expected)
-    if norm(expected) in ("yes", "no"):
-        words = norm(given).split()
-        return float(bool(words) and words[0].strip(",.!") == norm(expected))
-    return float(norm(given).replace(" ", "") == norm(expected).replace(" ", ""))
+    """How right an answer is, in [0, 1] (:func:`agentenv.answers.exact_score`): numbers by value, Yes/No by
+    the first word, texts after normalisation and without spaces (a date exactly, '60(minute)' with or
+    without spaces), lists as sets."""
+    return exact_score(given, expected, ignore_spaces=True)
 
 
 def _records(acc: Account) -> dict[str, Any]:

@@ -12,8 +12,10 @@ from __future__ import annotations
 import datetime as dt
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from agentenv import tasksets
+from agentenv.gold import GoldCall
 from agentenv_todo.data import Account, Todo, generate_account
 
 Answer = str | int | list[str]
@@ -24,21 +26,12 @@ YES_NO = " Please answer Yes or No."
 
 
 @dataclass(frozen=True)
-class Call:
-    """One step of a gold program: a tool call and why an agent would make it."""
-
-    tool: str
-    args: dict = field(default_factory=dict)
-    thought: str = ""
-
-
-@dataclass(frozen=True)
 class Task:
     kind: str
     question: str
     account: Account  # the initial account (a template: sessions edit copies)
     answer: Answer | None  # None: an operation, its answer ("done") is not graded
-    program: tuple[Call, ...]  # ends with finish
+    program: tuple[GoldCall, ...]  # ends with finish
     expected: Account | None = None  # the account after the operation (None for a question)
     targets: tuple[str, ...] = ()  # ids of the tasks / projects the operation must change
 
@@ -54,43 +47,43 @@ def _open(acc: Account) -> list[Todo]:
 # -- gold-program pieces -----------------------------------------------------------------------------
 
 
-def _projects_call() -> Call:
-    return Call("get_projects", {}, "I need the projects and their ids first.")
+def _projects_call() -> GoldCall:
+    return GoldCall("get_projects", {}, "I need the projects and their ids first.")
 
 
-def _tasks_calls(acc: Account, names: list[str] | None = None) -> list[Call]:
+def _tasks_calls(acc: Account, names: list[str] | None = None) -> list[GoldCall]:
     """get_tasks for the named projects (all by default), in the account's order."""
-    return [Call("get_tasks", {"project_id": p.id}, f"I list the tasks of the {p.name} project.")
+    return [GoldCall("get_tasks", {"project_id": p.id}, f"I list the tasks of the {p.name} project.")
             for p in acc.projects if names is None or p.name in names]
 
 
-def _find_calls(acc: Account, content: str) -> list[Call]:
+def _find_calls(acc: Account, content: str) -> list[GoldCall]:
     """get_tasks project after project until the one holding the task (an agent does not know where it is)."""
     calls = []
     for p in acc.projects:
-        calls.append(Call("get_tasks", {"project_id": p.id}, f"I look for '{content}' in the {p.name} project."))
+        calls.append(GoldCall("get_tasks", {"project_id": p.id}, f"I look for '{content}' in the {p.name} project."))
         if any(t.content == content for t in acc.tasks_of(p.id)):
             return calls
     raise AssertionError(f"{content} is in no project")
 
 
-def _today_call() -> Call:
-    return Call("get_user_current_date", {}, "The task depends on today's date, so I ask for it.")
+def _today_call() -> GoldCall:
+    return GoldCall("get_user_current_date", {}, "The task depends on today's date, so I ask for it.")
 
 
-def _durations(tasks: list[Todo]) -> list[Call]:
-    return [Call("get_task_duration", {"task_id": t.id}, f"I need the duration of '{t.content}'.") for t in tasks]
+def _durations(tasks: list[Todo]) -> list[GoldCall]:
+    return [GoldCall("get_task_duration", {"task_id": t.id}, f"I need the duration of '{t.content}'.") for t in tasks]
 
 
-def _finish(answer: Answer, why: str) -> Call:
-    return Call("finish", {"answer": answer}, why)
+def _finish(answer: Answer, why: str) -> GoldCall:
+    return GoldCall("finish", {"answer": answer}, why)
 
 
-def _question(kind: str, question: str, acc: Account, answer: Answer, calls: list[Call], why: str) -> Task:
+def _question(kind: str, question: str, acc: Account, answer: Answer, calls: list[GoldCall], why: str) -> Task:
     return Task(kind, question, acc, answer, (*calls, _finish(answer, why)))
 
 
-def _operation(kind: str, question: str, acc: Account, after: Account, targets: list[str], calls: list[Call],
+def _operation(kind: str, question: str, acc: Account, after: Account, targets: list[str], calls: list[GoldCall],
                answer: Answer | None = None, why: str = "The requested changes are made.") -> Task:
     return Task(kind, question, acc, answer, (*calls, _finish("done" if answer is None else answer, why)),
                 after, tuple(targets))
@@ -179,7 +172,7 @@ def place_of(acc: Account, rng: random.Random) -> Task | None:
     return _question("place_of", f"Where do I need to go for the task \"{t.content}\"? Please answer with the place "
                      "given in its description.", acc, t.place,
                      [_projects_call(), *_find_calls(acc, t.content),
-                      Call("get_task_description", {"task_id": t.id}, "The place is in the task's description.")],
+                      GoldCall("get_task_description", {"task_id": t.id}, "The place is in the task's description.")],
                      f"The description says the place is {t.place}.")
 
 
@@ -190,7 +183,7 @@ def same_place(acc: Account, rng: random.Random) -> Task | None:
     flag = "Yes" if a.place == b.place else "No"
     calls = [_projects_call(), *_find_calls(acc, a.content)]
     calls += [c for c in _find_calls(acc, b.content) if c not in calls]
-    calls += [Call("get_task_description", {"task_id": t.id}, f"I read where '{t.content}' takes place.")
+    calls += [GoldCall("get_task_description", {"task_id": t.id}, f"I read where '{t.content}' takes place.")
               for t in (a, b)]
     return _question("same_place", f"Is the place for \"{a.content}\" the same as the place for \"{b.content}\"?"
                      f"{YES_NO}", acc, flag, calls, f"The places are {a.place} and {b.place}.")
@@ -306,17 +299,17 @@ def completed_count(acc: Account, rng: random.Random) -> Task | None:
 # -- operations -------------------------------------------------------------------------------------------
 
 
-def _complete_calls(tasks: list[Todo]) -> list[Call]:
-    return [Call("complete_task", {"task_id": t.id}, f"I mark '{t.content}' as completed.") for t in tasks]
+def _complete_calls(tasks: list[Todo]) -> list[GoldCall]:
+    return [GoldCall("complete_task", {"task_id": t.id}, f"I mark '{t.content}' as completed.") for t in tasks]
 
 
-def _update_calls(tasks: list[Todo], day: dict[str, str]) -> list[Call]:
-    return [Call("update_task", {"task_id": t.id, "due_date": day[t.id]}, f"I move '{t.content}' to {day[t.id]}.")
+def _update_calls(tasks: list[Todo], day: dict[str, str]) -> list[GoldCall]:
+    return [GoldCall("update_task", {"task_id": t.id, "due_date": day[t.id]}, f"I move '{t.content}' to {day[t.id]}.")
             for t in tasks]
 
 
-def _delete_calls(tasks: list[Todo]) -> list[Call]:
-    return [Call("delete_task", {"task_id": t.id}, f"I delete '{t.content}'.") for t in tasks]
+def _delete_calls(tasks: list[Todo]) -> list[GoldCall]:
+    return [GoldCall("delete_task", {"task_id": t.id}, f"I delete '{t.content}'.") for t in tasks]
 
 
 def _apply(acc: Account, complete: list[Todo] = (), due: dict[str, str] | None = None,
@@ -389,8 +382,8 @@ def favorite_of(acc: Account, rng: random.Random) -> Task | None:
     return _operation("favorite_of", f"Please mark the project that includes the task \"{t.content}\" as a favorite.",
                       acc, _apply(acc, favorite=p.id), [p.id],
                       [_projects_call(), *_find_calls(acc, t.content),
-                       Call("update_project", {"project_id": p.id, "is_favorite": "True"},
-                            f"The task is in {p.name}; I make that project a favorite.")])
+                       GoldCall("update_project", {"project_id": p.id, "is_favorite": "True"},
+                                f"The task is in {p.name}; I make that project a favorite.")])
 
 
 def delete_one(acc: Account, rng: random.Random) -> Task | None:
@@ -500,15 +493,10 @@ def build(split: str, task_id: int) -> Task:
     raise RuntimeError(f"no {kind.__name__} task found for {split}/{task_id}")
 
 
-class TaskSet:
+class TaskSet(tasksets.TaskSet[Task]):
     """Every task of both splits, built once per server (a fraction of a second)."""
 
     def __init__(self) -> None:
         self.tasks = {split: [build(split, i) for i in range(n)] for split, n in NUM_TASKS.items()}
-
-    def task(self, split: str, task_id: int) -> Task:
-        if split not in self.tasks:
-            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(self.tasks)}")
-        if not 0 <= task_id < len(self.tasks[split]):
-            raise IndexError(f"task_id {task_id} out of range for split {split!r}")
-        return self.tasks[split][task_id]
+        super().__init__({split: len(tasks) for split, tasks in self.tasks.items()},
+                         lambda split, task_id: self.tasks[split][task_id])

@@ -21,12 +21,11 @@ rounded values.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import math
-import random
 from dataclasses import dataclass
 from functools import lru_cache
 
+from agentenv.tasksets import seeded_rng
 from agentenv_weather.places import PLACES, Place, nearest
 
 GRID = 0.25  # degrees
@@ -75,11 +74,6 @@ def parse_date(text: str) -> dt.date:
         raise ValueError(f"Invalid date {text!r}: expected the format YYYY-MM-DD") from None
 
 
-def _rng(*parts: object) -> random.Random:
-    digest = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
-
-
 class Archive:
     """Daily weather of every cell for one world seed (read-only, shared by all sessions)."""
 
@@ -103,13 +97,13 @@ class Archive:
         place, d = nearest(lat, lon, self.places)
         if d <= ELEVATION_RADIUS_KM:
             return float(place.elevation)
-        cell_rng = _rng("terrain", self.seed, snap(lat), snap(lon))
+        cell_rng = seeded_rng("terrain", self.seed, snap(lat), snap(lon))
         base = 300.0 * (1 + math.sin(math.radians(lat * 3.1)) * math.cos(math.radians(lon * 2.3)))
         return float(round(max(0.0, base + cell_rng.uniform(-150, 450))))
 
     @lru_cache(maxsize=4096)  # noqa: B019
     def _phases(self, lat: float, lon: float) -> tuple[tuple[float, float], ...]:
-        r = _rng("waves", self.seed, lat, lon)
+        r = seeded_rng("waves", self.seed, lat, lon)
         return tuple((r.uniform(0, 2 * math.pi), r.uniform(0.7, 1.6)) for _ in _WAVES)
 
     # -- one day -------------------------------------------------------------------------------------
@@ -127,7 +121,7 @@ class Archive:
         swing = 0.8 + c.amplitude / 12.0  # continental climates wander more
         anomaly = sum(w * swing * math.sin(2 * math.pi * ordinal / period + phase)
                       for period, (phase, w) in zip(_WAVES, self._phases(lat, lon), strict=True))
-        r = _rng("day", self.seed, lat, lon, ordinal)
+        r = seeded_rng("day", self.seed, lat, lon, ordinal)
         mean = c.mean_temp + c.amplitude * season + anomaly + r.gauss(0, 0.9)
 
         # precipitation: frequency and amount from the annual total and its season

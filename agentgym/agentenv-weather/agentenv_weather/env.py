@@ -16,14 +16,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv import Split, StepResult
-from agentenv.actions import parse_tool_call
 from agentenv.interop.agentgym import AgentGymRoutes
-from agentenv.tools import ToolEnvironment, ToolError, tool
+from agentenv.tools import GoldCall, ToolEnvironment, ToolError, tool
 from agentenv_weather import rules
 from agentenv_weather.climate import Archive
 from agentenv_weather.places import search
 from agentenv_weather.reward import score
-from agentenv_weather.tasks import TEST_SIZE, TRAIN_SIZE, Call, Task, TaskSet
+from agentenv_weather.tasks import TEST_SIZE, TRAIN_SIZE, Task, TaskSet
 
 INSTRUCTION = (
     "You answer questions about the weather with tools: the user's current date and city, the coordinates of "
@@ -80,7 +79,6 @@ class WeatherEnv(ToolEnvironment):
 
     def __init__(self) -> None:
         self._task: Task | None = None
-        self._made: set[str] = set()  # the calls made this episode (canonical form), for the expert
         self._archive: Archive | None = None
 
     # -- tasks ---------------------------------------------------------------------------------------
@@ -92,10 +90,7 @@ class WeatherEnv(ToolEnvironment):
 
     @classmethod
     def num_tasks(cls, split: Split) -> int:
-        counts = default_tasks().counts
-        if split not in counts:
-            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(counts)}")
-        return counts[split]
+        return default_tasks().count(split)
 
     @classmethod
     def task_counts(cls, shared: Any = None) -> dict[str, int]:
@@ -111,19 +106,7 @@ class WeatherEnv(ToolEnvironment):
         tasks = self._tasks()
         self._task = tasks.task(split, task_id)
         self._archive = tasks.archive
-        self._made = set()
         return first_observation(self._task), {"task_id": task_id, "split": split, "template": self._task.template}
-
-    def step(self, action: str) -> StepResult:
-        result = super().step(action)
-        tool_name = result.info.get("tool")
-        if result.valid and tool_name and tool_name != "finish":
-            try:
-                call = parse_tool_call(action)
-                self._made.add(_key(call.name, call.arguments))
-            except Exception:  # only bookkeeping for the expert: never fail a step over it
-                pass
-        return result
 
     def _require(self) -> tuple[Task, Archive]:
         if self._task is None or self._archive is None:
@@ -346,25 +329,10 @@ class WeatherEnv(ToolEnvironment):
         """The share of the task's checks the answer passes (:func:`agentenv_weather.reward.score`)."""
         return score(answer, self._require()[0].checks)
 
-    # -- policies ----------------------------------------------------------------------------------
-    def _next_call(self) -> Call | None:
-        task, _ = self._require()
-        return next((c for c in task.program if _key(c.tool, c.args) not in self._made), None)
-
-    def expert_action(self) -> str:
-        """The next call of the task's gold program not made yet; then finish with the answer."""
-        nxt = self._next_call()
-        if nxt is None:
-            return self.call("finish", answer=self._require()[0].answer)
-        return self.call(nxt.tool, **nxt.args)
-
-    def expert_thought(self) -> str:
-        nxt = self._next_call()
-        if nxt is not None:
-            return nxt.thought
-        answer = self._require()[0].answer
-        return f"I have all the data I need; the answer is {json.dumps(answer)}."
-
-
-def _key(tool_name: str, args: dict[str, Any]) -> str:
-    return tool_name + json.dumps(args, sort_keys=True)
+    # -- the expert ------------------------------------------------------------------------------------
+    def gold_program(self) -> tuple[GoldCall, ...]:
+        """The task's gold program (the lookups that find the answer), then finish with the answer."""
+        task = self._require()[0]
+        done = GoldCall("finish", {"answer": task.answer},
+                        f"I have all the data I need; the answer is {json.dumps(task.answer)}.")
+        return (*task.program, done)

@@ -16,30 +16,23 @@ machine. The templates rotate with the task id, so every split covers all of the
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentenv import tasksets
+from agentenv.answers import Check
+from agentenv.gold import GoldCall
+from agentenv.tasksets import seeded_rng
 from agentenv_weather.climate import Archive, Day
 from agentenv_weather.places import PLACES, Place, distance_km, search
-from agentenv_weather.reward import Check
 from agentenv_weather.rules import air_quality_level
 
 TEST_SIZE = 20
 TRAIN_SIZE = 300
 FIRST_DATE = dt.date(2023, 1, 10)
 LAST_DATE = dt.date(2024, 12, 10)
-
-
-@dataclass(frozen=True)
-class Call:
-    """One tool call of a gold program, with why it is made."""
-
-    tool: str
-    args: dict[str, Any]
-    thought: str
 
 
 @dataclass(frozen=True)
@@ -52,7 +45,7 @@ class Task:
     current_location: str
     answer: Any
     checks: tuple[Check, ...]
-    program: tuple[Call, ...] = field(default_factory=tuple)
+    program: tuple[GoldCall, ...] = field(default_factory=tuple)
 
 
 def task_cities() -> tuple[Place, ...]:
@@ -79,28 +72,28 @@ class Builder:
 
     def __init__(self, archive: Archive, rng: random.Random, today: dt.date, home: Place) -> None:
         self.archive, self.rng, self.today, self.home = archive, rng, today, home
-        self.calls: list[Call] = []
+        self.calls: list[GoldCall] = []
         self._known: set[str] = set()
 
     # -- context tools ---------------------------------------------------------------------------
     def need_date(self, why: str = "the question is relative to today") -> None:
         if "date" not in self._known:
             self._known.add("date")
-            self.calls.append(Call("get_user_current_date", {}, f"First I need the user's current date: {why}."))
+            self.calls.append(GoldCall("get_user_current_date", {}, f"First I need the user's current date: {why}."))
 
     def need_home(self) -> Place:
         if "home" not in self._known:
             self._known.add("home")
-            self.calls.append(Call("get_user_current_location", {},
-                                   "The question is about where the user is, so I need their current location."))
+            self.calls.append(GoldCall("get_user_current_location", {},
+                                       "The question is about where the user is, so I need their current location."))
         return self.home
 
     def coords(self, place: Place) -> dict[str, float]:
         key = f"coords:{place.key}"
         if key not in self._known:
             self._known.add(key)
-            self.calls.append(Call("get_latitude_longitude", {"name": place.name},
-                                   f"I need the latitude and longitude of {place.name}; the geocoder gives them."))
+            self.calls.append(GoldCall("get_latitude_longitude", {"name": place.name},
+                                       f"I need the latitude and longitude of {place.name}; the geocoder gives them."))
         return {"latitude": place.latitude, "longitude": place.longitude}
 
     # -- data tools ----------------------------------------------------------------------------------
@@ -111,29 +104,29 @@ class Builder:
         label = names[kind]
         if start < self.today:
             last = min(end, self.today - dt.timedelta(1))
-            self.calls.append(Call(f"get_historical_{kind}", {**where, "start_date": start.isoformat(),
+            self.calls.append(GoldCall(f"get_historical_{kind}", {**where, "start_date": start.isoformat(),
                                                              "end_date": last.isoformat()},
-                                   f"{_span(start, last)} is in the past, so I read the historical {label} of "
-                                   f"{place.name}."))
+                                       f"{_span(start, last)} is in the past, so I read the historical {label} of "
+                                       f"{place.name}."))
         if start <= self.today <= end:
-            self.calls.append(Call(f"get_current_{kind}", {**where, "current_date": self.today.isoformat()},
-                                   f"For today ({self.today.isoformat()}) I read the current {label} of "
-                                   f"{place.name}."))
+            self.calls.append(GoldCall(f"get_current_{kind}", {**where, "current_date": self.today.isoformat()},
+                                       f"For today ({self.today.isoformat()}) I read the current {label} of "
+                                       f"{place.name}."))
         if end > self.today:
             if kind == "air_quality_index":
                 raise ValueError("there is no air quality forecast")
             first = max(start, self.today + dt.timedelta(1))
-            self.calls.append(Call(f"get_{kind}_forecast", {**where, "start_date": first.isoformat(),
+            self.calls.append(GoldCall(f"get_{kind}_forecast", {**where, "start_date": first.isoformat(),
                                                            "end_date": end.isoformat()},
-                                   f"{_span(first, end)} is after today, so I read the {label} forecast of "
-                                   f"{place.name}."))
+                                       f"{_span(first, end)} is after today, so I read the {label} forecast of "
+                                       f"{place.name}."))
         return self.archive.days(place.latitude, place.longitude, start, end)
 
     def one(self, kind: str, place: Place, date: dt.date) -> Day:
         return self.fetch(kind, place, date, date)[0]
 
     def call(self, tool: str, args: dict[str, Any], thought: str) -> None:
-        self.calls.append(Call(tool, args, thought))
+        self.calls.append(GoldCall(tool, args, thought))
 
     # -- choices -------------------------------------------------------------------------------------
     def city(self, *, exclude: tuple[Place, ...] = (), cold: bool = False) -> Place:
@@ -546,17 +539,12 @@ class Retry(Exception):
     """The drawn parameters make an ambiguous question (a tie): draw again."""
 
 
-def _rng(*parts: object) -> random.Random:
-    digest = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
-
-
 def make_task(archive: Archive, split: str, task_id: int) -> Task:
     """Task ``task_id`` of ``split`` for the archive's world (deterministic)."""
     names = list(TEMPLATES)
     name = names[task_id % len(names)]
     for attempt in range(50):
-        rng = _rng("weather/v1", archive.seed, split, task_id, attempt)
+        rng = seeded_rng("weather/v1", archive.seed, split, task_id, attempt)
         today = FIRST_DATE + dt.timedelta(rng.randrange((LAST_DATE - FIRST_DATE).days + 1))
         home = rng.choice(_CITIES)
         b = Builder(archive, rng, today, home)
@@ -568,20 +556,10 @@ def make_task(archive: Archive, split: str, task_id: int) -> Task:
     raise RuntimeError(f"no unambiguous {name} task for {split}/{task_id}")
 
 
-class TaskSet:
+class TaskSet(tasksets.TaskSet[Task]):
     """The tasks of one world: test and train splits, built lazily and kept."""
 
     def __init__(self, archive: Archive, train_size: int = TRAIN_SIZE, test_size: int = TEST_SIZE) -> None:
+        super().__init__({"train": train_size, "test": test_size},
+                         lambda split, task_id: make_task(archive, split, task_id))
         self.archive = archive
-        self.counts = {"train": train_size, "test": test_size}
-        self._cache: dict[tuple[str, int], Task] = {}
-
-    def task(self, split: str, task_id: int) -> Task:
-        if split not in self.counts:
-            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(self.counts)}")
-        if not 0 <= task_id < self.counts[split]:
-            raise IndexError(f"task_id {task_id} out of range for split {split!r} (0..{self.counts[split] - 1})")
-        key = (split, task_id)
-        if key not in self._cache:
-            self._cache[key] = make_task(self.archive, split, task_id)
-        return self._cache[key]

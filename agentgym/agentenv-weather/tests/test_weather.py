@@ -10,11 +10,12 @@ import pytest
 from agentenv_weather.climate import Archive, snap
 from agentenv_weather.env import WeatherEnv, WeatherOptions, default_tasks, first_observation
 from agentenv_weather.places import PLACES, distance_km, primary, search
-from agentenv_weather.reward import Check, score
+from agentenv_weather.reward import score
 from agentenv_weather.rules import air_quality_level
 from agentenv_weather.tasks import TEMPLATES, TaskSet
 
 from agentenv import registry
+from agentenv.answers import Check
 from agentenv.client import EnvClient
 from agentenv.launcher import ServerProcess
 from agentenv.server import ServerConfig

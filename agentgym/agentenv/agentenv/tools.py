@@ -38,6 +38,9 @@ Three outcomes of a call, on purpose distinct:
 
 Every tool environment has a ``finish(answer)`` tool (AgentGym's tool environments end this way): it
 ends the episode with what :meth:`ToolEnvironment.grade` says of the answer.
+
+An environment whose tasks know their solution states it as a gold program
+(:meth:`ToolEnvironment.gold_program`, :mod:`agentenv.gold`) and gets its expert from it.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ import random
 import re
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin, overload
 
@@ -58,9 +61,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from agentenv.actions import ToolCall, ToolCallError, parse_tool_call
 from agentenv.env import Environment, StepResult
+from agentenv.gold import GoldCall, next_call
 from agentenv.protocol import ToolSpec
 
-__all__ = ["Tool", "ToolEnvironment", "ToolError", "tool"]
+__all__ = ["GoldCall", "Tool", "ToolEnvironment", "ToolError", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -76,8 +80,14 @@ class ToolError(Exception):
     """A tool failing on legal input ("no such city"): a valid action whose observation is the message.
 
     Raise it for what the agent could not know before calling; for arguments that break the tool's
-    declared types the runtime already answers ``valid=False``.
+    declared types the runtime already answers ``valid=False``. ``answers=True`` where the failure is
+    itself what the call asked ("there is no edge between A and B"): a gold program's expert then
+    counts the call as answered, as a call that returned (:func:`agentenv.gold.next_call`).
     """
+
+    def __init__(self, message: str = "", *, answers: bool = False) -> None:
+        super().__init__(message)
+        self.answers = answers
 
 
 # -- declaring a tool --------------------------------------------------------------------------------
@@ -378,12 +388,14 @@ def _collect_tools(cls: type) -> dict[str, Tool]:
 # -- the environment --------------------------------------------------------------------------------
 
 def _remembering_reset(reset: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap a subclass's ``reset`` so that :meth:`ToolEnvironment.observation` knows its observation."""
+    """Wrap a subclass's ``reset`` so that :meth:`ToolEnvironment.observation` knows its observation and
+    a new episode starts with no calls made."""
     if getattr(reset, "__agentenv_remembers__", False):
         return reset
 
     @functools.wraps(reset)
     def wrapped(self: ToolEnvironment, *args: Any, **kwargs: Any) -> Any:
+        self._calls_made = ()
         obs, info = reset(self, *args, **kwargs)
         self._observation = obs
         return obs, info
@@ -399,14 +411,19 @@ class ToolEnvironment(Environment):
     :meth:`grade` (how a finished answer scores), plus its tools; ``step``, ``observation``,
     ``describe``, ``available_actions`` and ``random_action`` come from here. ``instruction`` is what
     the agent is told about the environment; the tool list and the call form are appended to it.
-    Experts write their actions with :meth:`call`.
+    Experts write their actions with :meth:`call`, or follow the task's :meth:`gold_program`.
     """
 
     action_format: ClassVar[str] = "tool"
     #: the tools by name, collected when the class is defined (from ``@tool`` methods)
     tools: ClassVar[dict[str, Tool]] = {}
+    #: whether a gold program's calls count only when made in the program's order (tools that edit
+    #: state, where order matters) rather than whenever they were made (:func:`agentenv.gold.next_call`)
+    gold_in_order: ClassVar[bool] = False
 
     _observation: str = ""
+    #: this episode's calls that a tool ran, oldest first: (_call_key, answered) for the gold program's expert
+    _calls_made: tuple[tuple[str, bool], ...] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -463,10 +480,13 @@ class ToolEnvironment(Environment):
         except ToolCallError as e:
             return self._invalid(f"Invalid call of {spec.name}: {e}. Expected: {spec.signature()}, "
                                  f"e.g. {spec.template()}", tool_name=spec.name)
+        made = _call_key(spec.name, kwargs)  # before the tool runs: it may change what it was given
         try:
             out = getattr(self, spec.method)(**kwargs)
         except ToolError as e:
+            self._calls_made += ((made, e.answers),)
             return StepResult(f"Error: {e}", info={"tool": spec.name, "tool_error": True})
+        self._calls_made += ((made, True),)
         if isinstance(out, StepResult):
             out.info.setdefault("tool", spec.name)
             return out
@@ -542,8 +562,59 @@ class ToolEnvironment(Environment):
             raise ValueError(f"bad call of {name}: {e}") from None
         return ToolCall(name, arguments).render()
 
+    # -- the gold-program expert ----------------------------------------------------------------------
+    def gold_program(self) -> Sequence[GoldCall] | None:
+        """The current task's gold program: the calls that solve it, each with its reason, ending with
+        ``finish``. With one, :meth:`expert_action` and :meth:`expert_thought` follow it: the program's
+        next call not made yet this episode, whoever made the others (in the program's order where
+        :attr:`gold_in_order`; :func:`agentenv.gold.next_call` says what counts as made). None (the
+        default): no gold program; a subclass writes its own expert or has none."""
+        return None
+
+    def expert_action(self) -> str:
+        """The next call of the :meth:`gold_program` (see there)."""
+        call = self._next_gold_call()
+        return super().expert_action() if call is None else self.call(call.tool, **call.args)
+
+    def expert_thought(self) -> str | None:
+        """The reason of the next call of the :meth:`gold_program`."""
+        call = self._next_gold_call()
+        return super().expert_thought() if call is None else (call.thought or None)
+
+    def _next_gold_call(self) -> GoldCall | None:
+        program = self.gold_program()
+        if program is None:
+            return None
+        return next_call(program, self._calls_made, self._gold_key, in_order=self.gold_in_order)
+
+    def _gold_key(self, call: GoldCall) -> str:
+        spec = self.tools.get(call.tool)
+        if spec is None:
+            raise ValueError(f"{type(self).__name__}'s gold program calls {call.tool!r}, which is none of its tools")
+        try:
+            return _call_key(spec.name, spec.validate(call.args))
+        except ToolCallError as e:
+            raise ValueError(f"{type(self).__name__}'s gold program calls {call.tool} wrongly: {e}") from None
+
 
 ToolEnvironment.tools = _collect_tools(ToolEnvironment)
+
+
+def _call_key(name: str, arguments: dict[str, Any]) -> str:
+    """What makes two calls the same call: the tool and its validated arguments, compared as text (so
+    550 and "550" name the same id, true and "True" the same flag, 48 and 48.0 the same float)."""
+    return name + " " + json.dumps(_as_text(arguments), sort_keys=True, ensure_ascii=False)
+
+
+def _as_text(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        value = value.model_dump()
+    if isinstance(value, dict):
+        return {str(k): _as_text(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_as_text(v) for v in value]
+    return str(value)
+
 
 _WORDS = ("", "a", "42", "yes", "none", "test", "hello world")
 
