@@ -4,7 +4,9 @@ Selected per dataset row by ``agent_name == "openmanus"``. For a row it plays on
 through the project's one episode driver (``agentenv.rollout.run_episode``) on one of the
 environment's server replicas (task and split from ``extra_info``): model turns and environment
 turns alternate until the episode ends, a turn limit, or the response budget. Replies are read
-with the action format the server declares (``openmanus_rl.prompts.read_reply``).
+with the action format the server declares (``openmanus_rl.prompts.read_reply``). The turn
+limit is ``max_turns``: one limit or a horizon curriculum over training steps
+(``openmanus_rl.horizon``), capped by the environment's own.
 Token-in/token-out: the model's tokens are kept as generated (mask 1,
 with their log-probs) and only the new observation is tokenized each turn (mask 0).
 The episode always ends on a model token, and that is where verl puts the reward.
@@ -16,7 +18,7 @@ YAML file named by ``$OPENMANUS_AGENT_CONFIG`` (the launcher writes it; Ray work
 inherit the variable), e.g.::
 
     env_servers: {maze: [http://127.0.0.1:40001]}
-    max_turns: 30
+    max_turns: 30                 # or [[1, 5], [20, 10]]: a limit per training step
     rollout_dir: /runs/maze/rollouts
 
 (Keyword arguments take precedence: the YAML entry may carry them too, but verl's
@@ -44,6 +46,7 @@ from agentenv.policies import Decision, Policy
 from agentenv.protocol import InfoResponse
 from agentenv.rollout import Episode, run_episode
 from openmanus_rl import prompts, rewards, trajectories
+from openmanus_rl.horizon import TurnSchedule
 
 log = logging.getLogger(__name__)
 AGENT_NAME = "openmanus"
@@ -108,7 +111,7 @@ _SETTINGS: dict[str, dict[str, Any]] = {}
 
 @register(AGENT_NAME)
 class OpenManusAgentLoop(AgentLoopBase):
-    def __init__(self, *args: Any, env_servers: dict[str, list[str]] | None = None, max_turns: int | None = None,
+    def __init__(self, *args: Any, env_servers: dict[str, list[str]] | None = None, max_turns: int | list | None = None,
                  rollout_dir: str | None = None, token: str | None = None, episode_retries: int | None = None,
                  max_observation_chars: int | None = None, **kwargs: Any) -> None:
         kwargs.pop("name", None)  # the YAML entry's own name
@@ -118,7 +121,7 @@ class OpenManusAgentLoop(AgentLoopBase):
                  "episode_retries": episode_retries, "max_observation_chars": max_observation_chars}
         settings = {**_settings_file(), **{k: v for k, v in given.items() if v is not None}}
         self.env_servers = {k: list(v) for k, v in _plain(settings.get("env_servers") or {}).items()}
-        self.max_turns = settings.get("max_turns")
+        self.turn_schedule = TurnSchedule.parse(_plain(settings.get("max_turns")))
         self.rollout_dir = Path(settings["rollout_dir"]) if settings.get("rollout_dir") else None
         self.token = settings.get("token") or os.environ.get("AGENTENV_TOKEN")
         self.episode_retries = int(settings.get("episode_retries", 2))
@@ -143,9 +146,10 @@ class OpenManusAgentLoop(AgentLoopBase):
             _POOLS[key] = EnvPool(list(key[2]), token=self.token)
         return _POOLS[key]
 
-    async def _turn_limit(self, pool: EnvPool) -> int:
+    async def _turn_limit(self, pool: EnvPool, train_step: int | None) -> int:
+        """The schedule's limit at ``train_step`` (None: validation, the last limit), capped by the server's."""
         limit = (await pool.info()).max_turns  # the server's, asked once per pool
-        return min(limit, self.max_turns) if self.max_turns else limit
+        return min(limit, self.turn_schedule.limit(train_step)) if self.turn_schedule else limit
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -156,10 +160,12 @@ class OpenManusAgentLoop(AgentLoopBase):
         policy = _TokenPolicy(self, [dict(m) for m in _plain(kwargs["raw_prompt"])], sampling_params,
                               *(int(extra[k]) if extra.get(k) is not None else None for k in ("sample_seed", "sample")))
         pool = self._pool(env)
-        episode = await run_episode(pool, env, task_id, policy, split=split, max_turns=await self._turn_limit(pool),
+        train_step = int(_plain(kwargs["global_steps"])) if kwargs.get("global_steps") is not None else None
+        turn_limit = await self._turn_limit(pool, None if split == "test" else train_step)
+        episode = await run_episode(pool, env, task_id, policy, split=split, max_turns=turn_limit,
                                     retries=self.episode_retries)
         trace = policy.trace
-        train_step = int(_plain(kwargs["global_steps"])) if kwargs.get("global_steps") is not None else None
+        response_length = min(len(trace.mask), self.response_length)
         output = AgentLoopOutput(
             prompt_ids=trace.token_ids[:trace.prompt_len],
             response_ids=trace.token_ids[trace.prompt_len:][: self.response_length],
@@ -178,10 +184,15 @@ class OpenManusAgentLoop(AgentLoopBase):
             "turns": float(episode.num_turns),
             "invalid_actions": float(episode.invalid_actions),
             "format_errors": float(episode.format_errors),
+            # why an episode ended without the task ending it: the token budget or the turn limit
+            "cut_by_budget": float(trace.cut_by_budget),
+            "cut_by_turns": float(episode.truncated and not trace.cut_by_budget),
+            "response_length": float(response_length),
+            "turn_limit": float(turn_limit),
             "env_seconds": episode.env_seconds,
             "gen_seconds": trace.gen_seconds,
         }
-        self._log_episode(episode, policy, train_step, output.reward_score)
+        self._log_episode(episode, policy, train_step, output.reward_score, turn_limit, response_length)
         return output
 
     async def _append_observation(self, token_ids: list[int], mask: list[int], logprobs: list[float] | None,
@@ -198,7 +209,7 @@ class OpenManusAgentLoop(AgentLoopBase):
     # -- the rollout log -------------------------------------------------------------------
 
     def _log_episode(self, episode: Episode, policy: _TokenPolicy, train_step: int | None,
-                     training_reward: float) -> None:
+                     training_reward: float, turn_limit: int, response_length: int) -> None:
         """Append the episode to ``step_<N>.jsonl`` or, for test-split rows, ``val_step_<N>.jsonl``.
 
         N is the trainer's step (verl passes it with the row); without it, the weight version
@@ -218,7 +229,9 @@ class OpenManusAgentLoop(AgentLoopBase):
             env=episode.env, split=episode.split, task_id=episode.task_id, step=step,
             actions=[t.action for t in episode.turns], training_reward=training_reward, turns=episode.num_turns,
             done=episode.done, score=episode.score, invalid_actions=episode.invalid_actions,
-            format_errors=episode.format_errors, env_seconds=round(episode.env_seconds, 4),
+            format_errors=episode.format_errors, turn_limit=turn_limit, response_length=response_length,
+            cut_by_budget=policy.trace.cut_by_budget, cut_by_turns=episode.truncated and not policy.trace.cut_by_budget,
+            env_seconds=round(episode.env_seconds, 4),
             gen_seconds=round(policy.trace.gen_seconds, 4),
             **({"sample": policy.sample} if policy.sample is not None else {}))
         _append_line(self.rollout_dir / f"{prefix}_{step}.jsonl", json.dumps(item, ensure_ascii=False))

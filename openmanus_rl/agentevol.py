@@ -48,6 +48,7 @@ from omegaconf import DictConfig, OmegaConf
 from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs
 from openmanus_rl import expert_data, sft, trajectories
+from openmanus_rl.model_presets import model_preset
 from openmanus_rl.policies import GenerationSettings, PolicySpec
 from openmanus_rl.verl_cpu.presets import config_dir, default_preset
 
@@ -129,11 +130,6 @@ def write_json(path: Path, data: Any) -> None:
 
 
 # -- the pieces -------------------------------------------------------------------------------------
-
-
-def model_preset(name: str) -> dict[str, Any]:
-    path = config_dir() / "model" / f"{name}.yaml"
-    return OmegaConf.to_container(OmegaConf.load(path)) if path.exists() else {"path": name}
 
 
 def tiny_corpus(expert_files: Sequence[Path], per_env: int = 50) -> list[str]:
@@ -329,11 +325,9 @@ def table(found: list[dict[str, Any]], envs: Sequence[str]) -> str:
 
 
 def plot(found: list[dict[str, Any]], envs: Sequence[str], path: Path) -> None:
-    import matplotlib
+    from openmanus_rl.plots import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     iters = [r for r in found if r["iteration"] != "untrained"]
     fig, ax = plt.subplots(figsize=(6, 4))
     for e in envs:
@@ -350,10 +344,7 @@ def plot(found: list[dict[str, Any]], envs: Sequence[str], path: Path) -> None:
     ax.legend(fontsize=8)
     ax.set_title("AgentEvol")
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=100, metadata={"Software": None})
-    plt.close(fig)
-    os.replace(tmp, path)
+    save_figure(fig, path)
 
 
 def report(out: Path, envs: Sequence[str], iterations: int, final: bool = False) -> str:

@@ -1,8 +1,12 @@
 """Per-environment summaries of the episodes a training run wrote (``rollouts/step_<N>.jsonl``).
 
 verl logs the batch-level metrics; this adds what a multi-environment run needs to be
-read: for every step and environment, success rate, reward, turns and invalid actions.
-Each summarised step is printed and appended to ``env_metrics.jsonl`` beside the rollouts.
+read: for every step and environment, success rate, reward, turns, invalid actions, the share
+of episodes cut by the token budget or the turn limit, the mean response length (tokens) and
+the turn limit the episodes had (a horizon curriculum changes it).
+Each summarised step is printed and appended to ``env_metrics.jsonl`` beside the rollouts, and
+``success_rate.png`` beside it is redrawn: per environment, the training episodes' success rate per
+step and the validation success rate at each validation.
 """
 
 from __future__ import annotations
@@ -25,14 +29,31 @@ def summarize_file(path: Path) -> dict[str, dict[str, float]]:
         if line.strip():
             item = json.loads(line)
             per_env[item["env"]].append(item)
-    return {env: summarize_outcomes([(bool(i["success"]), i["reward"], i["turns"], i["invalid_actions"])
-                                     for i in items])
-            for env, items in sorted(per_env.items())}
+    out = {}
+    for env, items in sorted(per_env.items()):
+        out[env] = summarize_outcomes([(bool(i["success"]), i["reward"], i["turns"], i["invalid_actions"])
+                                       for i in items])
+        for key, name in _MEANS.items():
+            values = [float(i[key]) for i in items if i.get(key) is not None]
+            if values:
+                out[env][name] = sum(values) / len(values)
+    return out
+
+
+# rollout-log fields averaged per step and environment, beside summarize_outcomes' metrics
+_MEANS = {"cut_by_budget": "cut_by_budget_rate", "cut_by_turns": "cut_by_turns_rate",
+          "response_length": "avg_response_length", "turn_limit": "turn_limit"}
 
 
 def format_line(label: str, summary: dict[str, dict[str, float]]) -> str:
-    parts = [f"{env}: success {m['success_rate']:.2f} reward {m['avg_reward']:.3f} turns {m['avg_turns']:.1f} "
-             f"invalid {m['invalid_rate']:.2f} (n={m['episodes']})" for env, m in summary.items()]
+    parts = []
+    for env, m in summary.items():
+        text = (f"{env}: success {m['success_rate']:.2f} reward {m['avg_reward']:.3f} turns {m['avg_turns']:.1f} "
+                f"invalid {m['invalid_rate']:.2f}")
+        if "turn_limit" in m:
+            text += (f" cut budget {m['cut_by_budget_rate']:.2f} turns {m['cut_by_turns_rate']:.2f}"
+                     f" (limit {m['turn_limit']:g}) resp {m['avg_response_length']:.0f} tok")
+        parts.append(f"{text} (n={m['episodes']})")
     return f"[{label}] " + " | ".join(parts)
 
 
@@ -66,6 +87,7 @@ class StepWatcher:
             print(format_line(label, summary), flush=True)
             with (self.dir.parent / "env_metrics.jsonl").open("a") as f:
                 f.write(json.dumps({"step": step, "validation": val, "envs": summary}) + "\n")
+            plot_curves(self.dir.parent / "env_metrics.jsonl", self.dir.parent / "success_rate.png")
 
     def follow(self, stop: threading.Event, period: float = 2.0) -> None:
         while not stop.wait(period):
@@ -73,3 +95,39 @@ class StepWatcher:
 
     def flush(self) -> None:
         self.poll(final=True)
+
+
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """``env_metrics.jsonl`` in step order (a resumed run appends; the last record of a step wins)."""
+    records: dict[tuple[int, bool], dict[str, Any]] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            r = json.loads(line)
+            records[(int(r["step"]), bool(r["validation"]))] = r
+    return [records[k] for k in sorted(records)]
+
+
+def plot_curves(metrics_file: Path, path: Path) -> Path | None:
+    """Training and validation success per step and environment (None: no step summarised yet)."""
+    from openmanus_rl.plots import pyplot, save_figure
+
+    records = read_metrics(metrics_file) if metrics_file.is_file() else []
+    if not records:
+        return None
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for env in sorted({e for r in records for e in r["envs"]}):
+        curve = {kind: [(r["step"], 100 * r["envs"][env]["success_rate"]) for r in records
+                        if r["validation"] == kind and env in r["envs"]] for kind in (False, True)}
+        train, val = curve[False], curve[True]
+        line = ax.plot([s for s, _ in train], [v for _, v in train], label=f"{env} training")[0] if train else None
+        if val:
+            ax.plot([s for s, _ in val], [v for _, v in val], marker="o", linestyle="--",
+                    color=line.get_color() if line else None, label=f"{env} validation")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("success rate (%)")
+    ax.set_ylim(0, 100)
+    ax.legend(fontsize=8)
+    ax.set_title("training run")
+    fig.tight_layout()
+    return save_figure(fig, path)

@@ -1,14 +1,15 @@
 """``train_ppo.sh``: PPO/GRPO on one or several environments with verl's own trainer.
 
-    ./train_ppo.sh --env_name maze [--algo grpo|ppo] [--model tiny|PATH|HUB_NAME] [--steps N]
-                   [--output_dir DIR] [--server NAME=URL ...] [key=value ...]
+    ./train_ppo.sh --env_name maze [--algo grpo|ppo] [--model tiny|PATH|HUB_NAME] [--model_preset NAME]
+                   [--steps N] [--output_dir DIR] [--server NAME=URL ...] [key=value ...]
 
 It builds the datasets that are missing, starts the environment servers it needs (or
 uses ``--server``), writes the agent-loop config that tells verl's rollout workers where
 they are, runs ``python -m verl.trainer.main_ppo`` with the experiment (configs/ppo.yaml,
 configs/model/*.yaml) on top of the machine preset (configs/verl/{cpu,gpu}.yaml), prints
 a per-environment summary of every step's episodes, and stops the servers on any exit.
-A re-run with the same output directory resumes from verl's last checkpoint.
+A re-run with the same output directory resumes from verl's last checkpoint. RL from behaviour
+cloning: ``--model`` a BC checkpoint (``openmanus_rl.model_presets``), ``--model_preset tiny-bc``.
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ from agentenv import registry
 from agentenv.launcher import ServerError, env_servers, parse_server_specs
 from openmanus_rl import datasets, run_summary
 from openmanus_rl.agent_loop import AGENT_NAME, CONFIG_VAR, OpenManusAgentLoop
+from openmanus_rl.horizon import TurnSchedule
+from openmanus_rl.model_presets import model_preset, resolve_model_path, settings_preset
 from openmanus_rl.verl_cpu.presets import config_dir, default_preset, verl_overrides
 
-TOP_LEVEL_FLAGS = ("env_name", "algo", "model", "steps", "output_dir", "preset", "replicas")
+TOP_LEVEL_FLAGS = ("env_name", "algo", "model", "model_preset", "steps", "output_dir", "preset", "replicas")
 
 
 def launcher_parser(prog: str, description: str, config_name: str) -> argparse.ArgumentParser:
@@ -61,6 +64,8 @@ def parse_launcher_args(p: argparse.ArgumentParser, argv: Sequence[str] | None,
 def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
     p = launcher_parser("train_ppo.sh", __doc__, "ppo.yaml")
     p.add_argument("--algo", choices=["grpo", "ppo"])
+    p.add_argument("--model_preset", "--model-preset",
+                   help="settings of configs/model/NAME.yaml for a --model given by path (e.g. tiny-bc)")
     p.add_argument("--steps", type=int)
     p.add_argument("--replicas", type=int, help="server processes per environment")
     p.add_argument("--dry_run", "--dry-run", action="store_true", help="print the verl command and exit")
@@ -121,9 +126,15 @@ def cli_agent(extra: Sequence[str]) -> DictConfig:
     return OmegaConf.create(given)
 
 
-def model_preset(name: str) -> dict[str, Any]:
-    path = config_dir() / "model" / f"{name}.yaml"
-    return OmegaConf.to_container(OmegaConf.load(path)) if path.exists() else {"path": name}
+def training_model(cfg: DictConfig) -> dict[str, Any]:
+    """The preset of ``--model`` (weights and settings), with a ``--model_preset``'s settings for a
+    model given by path, whose path is resolved (a verl checkpoint directory: its latest weights)."""
+    preset = model_preset(str(cfg.model))
+    if cfg.get("model_preset"):
+        preset = {**settings_preset(str(cfg.model_preset)), "path": preset.get("path", str(cfg.model))}
+    if "path" in preset and preset.get("build") != "tiny":
+        preset["path"] = resolve_model_path(str(preset["path"]))
+    return preset
 
 
 def prepare_model(cfg: DictConfig, preset: dict[str, Any], train_files: Sequence[Path], out: Path) -> str:
@@ -199,8 +210,13 @@ def train(cfg: DictConfig, args: argparse.Namespace, extra: Sequence[str]) -> in
     envs = registry.parse_names(cfg.env_name, remote=given)
     out = Path(cfg.output_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    preset = model_preset(str(cfg.model))
-    cfg.agent = OmegaConf.merge(cfg.agent, preset.get("agent", {}), cli_agent(extra))  # defaults < model < CLI
+    try:
+        preset = training_model(cfg)
+        cfg.agent = OmegaConf.merge(cfg.agent, preset.get("agent", {}), cli_agent(extra))  # defaults < model < CLI
+        TurnSchedule.parse(OmegaConf.to_container(cfg.agent).get("max_turns"))
+    except ValueError as e:
+        print(f"train_ppo.sh: {e}", file=sys.stderr)
+        return 2
 
     with env_servers(envs, int(cfg.replicas), given=given, options=env_options(cfg)) as urls:
         data = datasets.build(envs, Path(cfg.data_dir).resolve(), urls, max_train=cfg.max_train_tasks,

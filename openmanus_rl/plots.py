@@ -1,0 +1,27 @@
+"""Figures the runs write themselves (AgentEvol's iterations, a training run's curves)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+
+def pyplot() -> Any:
+    """matplotlib's pyplot on the file-only backend (runs have no display)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, path: Path, dpi: int = 100) -> Path:
+    """Write ``fig`` to ``path`` atomically (a reader never sees half a PNG) and close it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
+    fig.savefig(tmp, dpi=dpi, metadata={"Software": None} if path.suffix == ".png" else None)
+    pyplot().close(fig)
+    os.replace(tmp, path)
+    return path
