@@ -78,7 +78,7 @@ class StepWatcher:
         files = self._files()
         train = [f for f in files if not f[0]]
         for val, step, path in files:
-            complete = final or val or any(s > step for _, s, _ in train)
+            complete = final or any(s > step for _, s, _ in train)  # the next step started: this one is whole
             if path.name in self.done or not complete:
                 continue
             self.done.add(path.name)
@@ -125,6 +125,7 @@ def plot_curves(metrics_file: Path, path: Path) -> Path | None:
             ax.plot([s for s, _ in val], [v for _, v in val], marker="o", linestyle="--",
                     color=line.get_color() if line else None, label=f"{env} validation")
     ax.set_xlabel("training step")
+    ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_ylabel("success rate (%)")
     ax.set_ylim(0, 100)
     ax.legend(fontsize=8)

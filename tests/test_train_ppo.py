@@ -41,9 +41,12 @@ def data(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("data")
 
 
+CURRICULUM = "agent.max_turns=[[1,2],[3,3]]"  # a horizon curriculum: 2 turns for steps 1-2, 3 from step 3
+
+
 def test_grpo_two_steps_then_resume(tmp_path, data):
     out = tmp_path / "run"
-    log = train(out, data, "--env_name", "maze", "--algo", "grpo", "--steps", "2")
+    log = train(out, data, "--env_name", "maze", "--algo", "grpo", "--steps", "2", CURRICULUM)
     steps = step_metrics(log)
     assert sorted(steps) == [1, 2]
     assert "critic/score/mean" in steps[2] and "val-aux/maze/success/mean@1" in steps[2]
@@ -64,9 +67,17 @@ def test_grpo_two_steps_then_resume(tmp_path, data):
             assert [s.valid for s in steps_].count(False) == item["invalid_actions"]
 
     # a second run with the same directory resumes after step 2 instead of starting over
-    log = train(out, data, "--env_name", "maze", "--algo", "grpo", "--steps", "3")
+    log = train(out, data, "--env_name", "maze", "--algo", "grpo", "--steps", "3", CURRICULUM)
     assert sorted(step_metrics(log)) == [3]
     assert len(rollouts(out, "step_1.jsonl")) == 16 and len(rollouts(out, "step_3.jsonl")) == 16
+
+    # the curriculum: the turn limits the episodes of each step actually had (validation: the last limit)
+    for name, limit in (("step_1.jsonl", 2), ("step_2.jsonl", 2), ("step_3.jsonl", 3), ("val_step_2.jsonl", 3)):
+        items = rollouts(out, name)
+        assert {i["turn_limit"] for i in items} == {limit}, name
+        assert max(i["turns"] for i in items) <= limit and any(i["turns"] == limit for i in items), name
+        assert all(i["cut_by_turns"] == (i["turns"] == limit and not i["done"]) for i in items), name
+    assert "episode/maze/turn_limit:3.0" in step_metrics(log)[3] and "(limit 3)" in log
 
 
 def test_ppo_with_critic_one_step(tmp_path, data):
@@ -82,7 +93,8 @@ def test_two_environments_in_one_run(tmp_path, data):
     assert "val-aux/maze/success/mean@1" in steps[1] and "val-aux/wordle/success/mean@1" in steps[1]
     # per-episode metrics of the training step, per environment, in verl's logger
     for env in ("maze", "wordle"):
-        for key in ("success", "env_score", "turns", "invalid_actions", "env_seconds", "gen_seconds"):
+        for key in ("success", "env_score", "turns", "invalid_actions", "env_seconds", "gen_seconds",
+                    "cut_by_budget", "cut_by_turns", "response_length", "turn_limit"):
             assert f"episode/{env}/{key}:" in steps[1], (env, key)
     envs = {item["env"] for item in rollouts(out, "step_1.jsonl")}
     assert envs == {"maze", "wordle"}

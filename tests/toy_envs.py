@@ -248,3 +248,64 @@ class CappedEnv(EchoEnv):
 
     name = "capped"
     max_sessions = 2
+
+
+# -- a two-step choice for the learning test (tests/test_learning.py) ----------------------------------------------
+
+
+class ForkEnv(Environment):
+    """Two doors, then two more: every ``left`` earns +0.5, ``right`` 0, and a reply that is neither costs
+    0.5 (so that noise never pays better than a choice). The reward comes at the end of the second turn,
+    after an observation long enough that letting its tokens into the loss would show."""
+
+    name = "fork"
+    max_turns = 2
+    success_threshold = 1.0
+    action_hint = "left or right"
+    instruction = "Choose a door: answer left or right."
+    left_pays: ClassVar[float] = 0.5
+    CORRIDOR = ("You walk through the {door} door into a long corridor. The walls are bare stone, the floor is "
+                "dusty and a cold draught comes from the far end. Torches burn in iron rings along the walls, "
+                "every few steps, and their smoke hangs under the low ceiling. Somewhere water drips into a "
+                "puddle. The corridor turns left, then right, then runs straight for a long way past old "
+                "wooden benches, empty shelves and a rusty suit of armour that stands in a niche. The air "
+                "grows colder as you go on, and your steps echo back from the stone. At last the corridor "
+                "widens into a small round room with a worn mosaic floor, and on its far side there is a "
+                "second pair of doors, one on the left and one on the right, both shut. Choose again: left "
+                "or right.")
+
+    @classmethod
+    def num_tasks(cls, split):
+        return {"train": 64, "test": 8}[split]
+
+    def reset(self, task_id, split, seed=None):
+        self.reward, self.turn = 0.0, 0
+        self._obs = "You stand before two doors: left and right. Choose one."
+        return self._obs, {}
+
+    def step(self, action):
+        door = action.strip().lower()
+        valid = door in ("left", "right")
+        self.reward += self.left_pays if door == "left" else 0.0 if valid else -0.5
+        self.turn += 1
+        if self.turn == 1:
+            self._obs = self.CORRIDOR.format(door=door if valid else "wrong")
+            return StepResult(self._obs, valid=valid)
+        self._obs = "You are through."
+        return StepResult(self._obs, reward=self.reward, done=True, valid=valid, success=self.reward >= 1.0)
+
+    def observation(self):
+        return self._obs
+
+    def available_actions(self):
+        return ["left", "right"]
+
+    def expert_action(self):
+        return "left" if self.left_pays > 0 else "right"
+
+
+class FlippedForkEnv(ForkEnv):
+    """The same doors with the reward's sign flipped: every ``left`` costs 0.5."""
+
+    name = "fork_flipped"
+    left_pays: ClassVar[float] = -0.5

@@ -1,0 +1,140 @@
+"""RL that learns: a few GRPO steps of verl's real trainer on CPU make a tiny agent choose what pays.
+
+The environment (``ForkEnv``) is a two-step choice: two doors, then two more behind a long corridor;
+every ``left`` pays +0.5, ``right`` 0, and the reward arrives after the second reply. ``FlippedForkEnv``
+is the same with the reward's sign flipped (``left`` costs 0.5). The start model is a tiny model taught,
+in plain torch, to answer ``left`` and ``right`` equally often (a behaviour-cloned start at chance, built
+in seconds; the project's own BC is verl's SFT trainer, tested in test_agentevol.py). ``train_ppo.sh``
+takes it as a verl checkpoint directory with ``--model_preset tiny``: the RL-from-BC path.
+
+Two runs at once, one per environment: after a few steps ``left`` must be chosen far more often than
+chance in the first and far less in the second. A reward that reached the wrong token or the trainer
+with the wrong sign, or an advantage with the wrong sign, moves one of them the wrong way; observation
+tokens let into the loss drown the choices' gradient in the corridor's, and the choices stay near chance.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from agentenv.client import EnvClient, read_info
+from agentenv.testing import serve_in_thread
+from openmanus_rl import prompts
+
+from toy_envs import FlippedForkEnv, ForkEnv
+
+ROOT = Path(__file__).resolve().parents[1]
+REPLY = "Thought: I choose a door.\nAction: {door}"
+STEPS = 10
+
+
+def conversations(info) -> list[tuple[list[dict[str, str]], list[str], str]]:
+    """Every two-step episode: (the first messages, the two replies, the corridor between them)."""
+    env = ForkEnv()
+    out = []
+    for a in ("left", "right"):
+        for b in ("left", "right"):
+            first, _ = env.reset(0, "train")
+            corridor = env.step(a).observation
+            out.append((prompts.initial_messages(info, first), [REPLY.format(door=a), REPLY.format(door=b)], corridor))
+    return out
+
+
+def build_start_model(directory: Path, info) -> Path:
+    """A tiny model cloned on every episode, so it says left and right half the time each;
+    saved as verl's checkpoint layout (``global_step_N/huggingface``)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from openmanus_rl.tiny_model import build_tiny_model
+
+    convs = conversations(info)
+    corpus = [m["content"] for msgs, _, _ in convs for m in msgs] + [r for _, rs, _ in convs for r in rs]
+    corpus += [c for _, _, c in convs]
+    hf = directory / "global_step_5" / "huggingface"
+    build_tiny_model(hf, corpus=corpus, hidden_size=64, num_layers=2, vocab_size=512)
+    tok = AutoTokenizer.from_pretrained(hf)
+    model = AutoModelForCausalLM.from_pretrained(hf)
+    eos = tok.eos_token_id
+
+    rows = []
+    for msgs, (r1, r2), corridor in convs:
+        ids = tok.encode(tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False),
+                         add_special_tokens=False)
+        labels = [-100] * len(ids)
+        for k, reply in enumerate((r1, r2)):
+            reply_ids = tok.encode(reply, add_special_tokens=False) + [eos]
+            ids += reply_ids
+            labels += reply_ids
+            if k == 0:
+                turn = tok.encode(f"\n<|im_start|>user\n{corridor}<|im_end|>\n<|im_start|>assistant\n",
+                                  add_special_tokens=False)
+                ids += turn
+                labels += [-100] * len(turn)
+        rows.append((ids, labels))
+    width = max(len(i) for i, _ in rows)
+    input_ids = torch.tensor([i + [tok.pad_token_id] * (width - len(i)) for i, _ in rows])
+    labels = torch.tensor([lab + [-100] * (width - len(lab)) for _, lab in rows])
+    attention = torch.tensor([[1] * len(i) + [0] * (width - len(i)) for i, _ in rows])
+    torch.manual_seed(0)
+    torch.set_num_threads(1)  # a tiny model on contended cores: more threads are many times slower
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    for _ in range(200):
+        loss = model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.save_pretrained(hf, safe_serialization=True)
+    (directory / "latest_checkpointed_iteration.txt").write_text("5")
+    return directory
+
+
+def left_share(path: Path) -> float:
+    """The share of ``left`` among the actions of a step's episodes."""
+    actions = [a.strip().lower() for line in path.read_text().splitlines() for a in json.loads(line)["actions"]]
+    return sum(a == "left" for a in actions) / max(1, len(actions))
+
+
+def start_run(env: str, url: str, model: Path, out: Path, data: Path) -> subprocess.Popen:
+    cmd = [str(ROOT / "train_ppo.sh"), "--env_name", env, "--server", f"{env}={url}", "--model", str(model),
+           "--model_preset", "tiny", "--algo", "grpo", "--steps", str(STEPS), "--output_dir", str(out),
+           f"data_dir={data}", "max_val_tasks=4", "agent.max_new_tokens=16", "data.max_response_length=512",
+           # 8 doors x 8 samples a step, two updates of it, a learning rate a 64-wide model takes
+           "data.train_batch_size=8", "actor_rollout_ref.actor.ppo_mini_batch_size=8", "actor_rollout_ref.rollout.n=8",
+           "actor_rollout_ref.actor.optim.lr=1e-3", "actor_rollout_ref.actor.ppo_epochs=2", "trainer.save_freq=-1"]
+    out.mkdir(parents=True)
+    return subprocess.Popen(cmd, stdout=(out / "train.log").open("w"), stderr=subprocess.STDOUT, cwd=ROOT,
+                            env=dict(os.environ, PYTHON=sys.executable))
+
+
+def test_grpo_learns_which_door_pays_and_the_flipped_sign_unlearns_it(tmp_path):
+    with serve_in_thread(ForkEnv) as url, serve_in_thread(FlippedForkEnv) as flipped_url:
+        with EnvClient(url) as c:
+            info = read_info(c.info())
+        start = build_start_model(tmp_path / "bc_checkpoint", info)
+        runs = {"fork": start_run("fork", url, start, tmp_path / "fork", tmp_path / "data"),
+                "fork_flipped": start_run("fork_flipped", flipped_url, start, tmp_path / "flipped", tmp_path / "data")}
+        try:
+            codes = {env: proc.wait(timeout=1500) for env, proc in runs.items()}
+        finally:
+            for proc in runs.values():
+                if proc.poll() is None:
+                    proc.terminate()
+                    proc.wait(60)
+    logs = {env: (tmp_path / d / "train.log").read_text() for env, d in (("fork", "fork"), ("fork_flipped", "flipped"))}
+    assert codes == {"fork": 0, "fork_flipped": 0}, {env: log[-3000:] for env, log in logs.items()}
+
+    shares = {env: [left_share(tmp_path / d / "rollouts" / f"step_{step}.jsonl") for step in range(1, STEPS + 1)]
+              for env, d in (("fork", "fork"), ("fork_flipped", "flipped"))}
+    print("share of left per step:", json.dumps(shares))
+    # both start at chance (the BC start), so the end says what RL did
+    assert all(0.3 <= s[0] <= 0.7 for s in shares.values()), shares
+    assert shares["fork"][-1] >= 0.85, shares  # rewarded: chosen far above chance
+    assert shares["fork_flipped"][-1] <= 0.15, shares  # the same reward with its sign flipped: far below
+    # the per-step line says why episodes ended (every one here by the task: none cut), the run plots its curve
+    assert "cut budget 0.00 turns 0.00 (limit 2)" in logs["fork"]
+    assert (tmp_path / "fork" / "success_rate.png").stat().st_size > 0
