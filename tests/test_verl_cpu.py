@@ -351,3 +351,26 @@ def test_sft_trainer_under_torchrun_on_gloo(tmp_path, tiny_model):
     losses = [float(x) for x in re.findall(r"train/loss:([\d.]+)", out.stdout)]
     assert len(losses) == 2 and losses[1] < losses[0]
     assert (tmp_path / "ckpt" / "global_step_2").is_dir()
+
+
+def test_a_worker_whose_launcher_died_before_it_armed_the_signal_ends_itself(tmp_path):
+    """torchrun killed while its worker still imports verl: the parent-death signal is armed too late to
+    fire, so the worker must notice it is an orphan already (else it waits for a rendezvous forever)."""
+    pid_file = tmp_path / "worker.pid"
+    worker = (f"import os, time; time.sleep(1.0); open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
+              "from openmanus_rl.verl_cpu import _die_with_parent; _die_with_parent(); time.sleep(60)")
+    launcher = f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {worker!r}])"  # exits at once
+    subprocess.run([sys.executable, "-c", launcher], env={**os.environ, "OPENMANUS_DIE_WITH_PARENT": "1"},
+                   check=True, timeout=30)
+    deadline = time.time() + 30
+    while not pid_file.exists() and time.time() < deadline:
+        time.sleep(0.1)
+    pid = int(pid_file.read_text())
+    while time.time() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return  # it ended itself
+        time.sleep(0.2)
+    os.kill(pid, 9)
+    raise AssertionError("the orphaned worker kept running")

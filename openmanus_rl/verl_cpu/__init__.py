@@ -79,17 +79,22 @@ DIE_WITH_PARENT = "OPENMANUS_DIE_WITH_PARENT"
 def _die_with_parent() -> None:
     """A verl process started by a launcher that may be killed outright (torchrun's SFT workers run in
     sessions of their own, so killing the launcher's process group does not reach them): with
-    ``$OPENMANUS_DIE_WITH_PARENT`` set, the kernel sends it SIGTERM when its parent dies."""
+    ``$OPENMANUS_DIE_WITH_PARENT`` set, the kernel sends it SIGTERM when its parent dies. A parent that
+    died before this ran (a kill during the seconds a worker spends importing) sends nothing: the
+    process, re-parented to init, ends itself instead of waiting forever for a rendezvous."""
     if os.environ.get(DIE_WITH_PARENT) != "1":
         return
+    import signal
+
     try:
         import ctypes
-        import signal
 
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         return
     _status["dies_with_parent"] = True
+    if os.getppid() == 1:  # orphaned already (the launcher is never init)
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _setup() -> None:
