@@ -165,7 +165,10 @@ class OpenManusAgentLoop(AgentLoopBase):
         episode = await run_episode(pool, env, task_id, policy, split=split, max_turns=turn_limit,
                                     retries=self.episode_retries)
         trace = policy.trace
-        response_length = min(len(trace.mask), self.response_length)
+        # why an episode ended without the task ending it: the token budget (the policy stopped; the
+        # driver then marks no truncation) or a turn limit (the driver's ``truncated``)
+        ending = {"cut_by_budget": trace.cut_by_budget, "cut_by_turns": episode.truncated,
+                  "response_length": min(len(trace.mask), self.response_length), "turn_limit": turn_limit}
         output = AgentLoopOutput(
             prompt_ids=trace.token_ids[:trace.prompt_len],
             response_ids=trace.token_ids[trace.prompt_len:][: self.response_length],
@@ -184,15 +187,11 @@ class OpenManusAgentLoop(AgentLoopBase):
             "turns": float(episode.num_turns),
             "invalid_actions": float(episode.invalid_actions),
             "format_errors": float(episode.format_errors),
-            # why an episode ended without the task ending it: the token budget or the turn limit
-            "cut_by_budget": float(trace.cut_by_budget),
-            "cut_by_turns": float(episode.truncated and not trace.cut_by_budget),
-            "response_length": float(response_length),
-            "turn_limit": float(turn_limit),
+            **{k: float(v) for k, v in ending.items()},
             "env_seconds": episode.env_seconds,
             "gen_seconds": trace.gen_seconds,
         }
-        self._log_episode(episode, policy, train_step, output.reward_score, turn_limit, response_length)
+        self._log_episode(episode, policy, train_step, output.reward_score, ending)
         return output
 
     async def _append_observation(self, token_ids: list[int], mask: list[int], logprobs: list[float] | None,
@@ -209,7 +208,7 @@ class OpenManusAgentLoop(AgentLoopBase):
     # -- the rollout log -------------------------------------------------------------------
 
     def _log_episode(self, episode: Episode, policy: _TokenPolicy, train_step: int | None,
-                     training_reward: float, turn_limit: int, response_length: int) -> None:
+                     training_reward: float, ending: dict[str, Any]) -> None:
         """Append the episode to ``step_<N>.jsonl`` or, for test-split rows, ``val_step_<N>.jsonl``.
 
         N is the trainer's step (verl passes it with the row); without it, the weight version
@@ -229,9 +228,7 @@ class OpenManusAgentLoop(AgentLoopBase):
             env=episode.env, split=episode.split, task_id=episode.task_id, step=step,
             actions=[t.action for t in episode.turns], training_reward=training_reward, turns=episode.num_turns,
             done=episode.done, score=episode.score, invalid_actions=episode.invalid_actions,
-            format_errors=episode.format_errors, turn_limit=turn_limit, response_length=response_length,
-            cut_by_budget=policy.trace.cut_by_budget, cut_by_turns=episode.truncated and not policy.trace.cut_by_budget,
-            env_seconds=round(episode.env_seconds, 4),
+            format_errors=episode.format_errors, **ending, env_seconds=round(episode.env_seconds, 4),
             gen_seconds=round(policy.trace.gen_seconds, 4),
             **({"sample": policy.sample} if policy.sample is not None else {}))
         _append_line(self.rollout_dir / f"{prefix}_{step}.jsonl", json.dumps(item, ensure_ascii=False))
