@@ -5,7 +5,9 @@ verl 0.9.1's v1 trainer logs batch-level metrics during training and the agent l
 synchronous trainer plus one thing) adds, for each step and environment (``data_source``),
 ``episode/<env>/<key>`` means of what the OpenManus agent loop records per episode
 (success, env_reward, env_score, turns, invalid_actions, format_errors, env_seconds,
-gen_seconds) and ``episode/<env>/count``.
+gen_seconds) and ``episode/<env>/count``. It also keeps ``trainer.time_budget_minutes``
+(``train_ppo.sh --minutes``, openmanus_rl/time_budget.py): when one more step would not fit,
+the next step is made verl's last.
 
 Selected by ``trainer.v1.trainer_mode=openmanus_sync``; registered in every Ray worker by
 ``ray_kwargs.ray_init.runtime_env.worker_process_setup_hook=openmanus_rl.episode_metrics.register``
@@ -51,8 +53,20 @@ def register() -> None:
     if TRAINER_MODE in TRAINER_REGISTRY:
         return
 
+    from openmanus_rl.time_budget import TimeBudget
+
     @register_trainer(TRAINER_MODE)
     class OpenManusTrainer(PPOTrainerSync):
+        def on_init_end(self):
+            super().on_init_end()
+            minutes = self.config.trainer.get("time_budget_minutes")
+            self._budget = TimeBudget(60.0 * float(minutes)) if minutes else None
+
+        def on_train_begin(self):
+            super().on_train_begin()
+            if self._budget is not None:
+                self._budget.begin_training(self.global_steps)
+
         # _compute_metrics is verl 0.9.1's per-step metrics hook (trainer_base.py:1868): the batch is
         # still in TransferQueue there, so the agent loop's per-episode fields can be read back.
         def _compute_metrics(self, batch, metrics, timing_raw, global_steps, epoch):
@@ -64,3 +78,8 @@ def register() -> None:
             extras = [e for e, k in zip(_as_list(data["extra_fields"]), keep, strict=True) if k]
             infos = [e.get("reward_extra_info", {}) if isinstance(e, dict) else {} for e in extras]
             metrics.update(per_environment(sources, infos))
+            if (self._budget is not None and global_steps < self.total_training_steps
+                    and self._budget.next_is_last(global_steps)):
+                # fit() reads this at the top of the next step: that step saves and validates as the last
+                self.total_training_steps = global_steps + 1
+                print(f"time budget: step {global_steps + 1} is the last", flush=True)

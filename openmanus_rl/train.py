@@ -35,7 +35,8 @@ from openmanus_rl.horizon import TurnSchedule
 from openmanus_rl.model_presets import model_preset, resolve_model_path, settings_preset
 from openmanus_rl.verl_cpu.presets import config_dir, default_preset, verl_overrides
 
-TOP_LEVEL_FLAGS = ("env_name", "algo", "model", "model_preset", "steps", "output_dir", "preset", "replicas")
+TOP_LEVEL_FLAGS = ("env_name", "algo", "model", "model_preset", "steps", "minutes", "output_dir", "preset",
+                   "replicas")
 
 
 def launcher_parser(prog: str, description: str, config_name: str) -> argparse.ArgumentParser:
@@ -67,6 +68,8 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
     p.add_argument("--model_preset", "--model-preset",
                    help="settings of configs/model/NAME.yaml for a --model given by path (e.g. tiny-bc)")
     p.add_argument("--steps", type=int)
+    p.add_argument("--minutes", type=float,
+                   help="wall-clock budget: the run ends at the step boundary near it (--steps stays the cap)")
     p.add_argument("--replicas", type=int, help="server processes per environment")
     p.add_argument("--dry_run", "--dry-run", action="store_true", help="print the verl command and exit")
     return parse_launcher_args(p, argv, "verl settings")
@@ -175,6 +178,7 @@ def verl_command(cfg: DictConfig, model_path: str, agent_yaml: Path, data: dict[
         "data.val_files": [str(p["val"]) for p in data.values()],
         "actor_rollout_ref.rollout.agent.agent_loop_config_path": str(agent_yaml),
         "trainer.total_training_steps": int(cfg.steps),
+        **({"+trainer.time_budget_minutes": float(cfg.minutes)} if cfg.get("minutes") else {}),
         "trainer.test_freq": int(cfg.steps),
         "trainer.default_local_dir": str(out / "checkpoints"),
         "trainer.experiment_name": out.name,
@@ -214,6 +218,8 @@ def train(cfg: DictConfig, args: argparse.Namespace, extra: Sequence[str]) -> in
         preset = training_model(cfg)
         cfg.agent = OmegaConf.merge(cfg.agent, preset.get("agent", {}), cli_agent(extra))  # defaults < model < CLI
         TurnSchedule.parse(OmegaConf.to_container(cfg.agent).get("max_turns"))
+        if cfg.get("minutes") is not None and not float(cfg.minutes) > 0:
+            raise ValueError(f"--minutes must be positive, got {cfg.minutes}")
     except ValueError as e:
         print(f"train_ppo.sh: {e}", file=sys.stderr)
         return 2

@@ -80,10 +80,15 @@ def test_grpo_two_steps_then_resume(tmp_path, data):
     assert "episode/maze/turn_limit:3.0" in step_metrics(log)[3] and "(limit 3)" in log
 
 
-def test_ppo_with_critic_one_step(tmp_path, data):
-    log = train(tmp_path / "ppo", data, "--env_name", "maze", "--algo", "ppo", "--steps", "1")
+def test_ppo_with_critic_and_a_time_budget(tmp_path, data):
+    """--minutes ends the run at a step boundary: a budget one step overruns makes step 2 the last of 5,
+    checkpointed and validated as verl's last step."""
+    out = tmp_path / "ppo"
+    log = train(out, data, "--env_name", "maze", "--algo", "ppo", "--steps", "5", "--minutes", "0.01")
     steps = step_metrics(log)
-    assert sorted(steps) == [1] and "critic/vf_loss" in steps[1]
+    assert sorted(steps) == [1, 2] and "critic/vf_loss" in steps[1]
+    assert "time budget: step 2 is the last" in log
+    assert "val-aux/maze/success/mean@1" in steps[2] and (out / "checkpoints" / "global_step_2").is_dir()
 
 
 def test_two_environments_in_one_run(tmp_path, data):
@@ -108,6 +113,7 @@ def test_two_environments_in_one_run(tmp_path, data):
     ("train_agentevol.sh", ["--env_name", "maze,no_such_env"]),
     ("train_agentevol.sh", ["--env_name", "maze", "env_options.maze.nope=1"]),
     ("train_ppo.sh", ["--env_name", "maze", "env_options.maze.nope=1"]),  # options reach the server, which refuses
+    ("train_ppo.sh", ["--env_name", "maze", "--minutes", "0"]),
 ])
 def test_a_users_mistake_is_one_clear_line_and_exit_2(script, args, tmp_path):
     """An environment that is not installed, or a malformed --server: no traceback, exit status 2."""
@@ -117,4 +123,5 @@ def test_a_users_mistake_is_one_clear_line_and_exit_2(script, args, tmp_path):
     assert "Traceback" not in proc.stderr
     (line,) = [x for x in proc.stderr.splitlines() if x.startswith(f"{script}: ")]
     assert (("unknown environment 'no_such_env'" in line and "maze" in line) or "--server takes NAME=URL" in line
-            or "could not start the maze server: agentenv: bad option for maze: nope" in line)
+            or "could not start the maze server: agentenv: bad option for maze: nope" in line
+            or "--minutes must be positive, got 0" in line)
