@@ -182,6 +182,59 @@ def test_generator_stops_at_eos_unless_ignored(hf_model):
     assert len(ignored.token_ids) == 4 and ignored.finish_reason == "length"
 
 
+def test_prefix_cache_turns_match_encoding_the_whole_conversation(hf_model):
+    """Episodes that keep their keys/values between turns generate what re-encoding everything would,
+    in batches mixing cached rows of different lengths, new episodes and rows without a key."""
+    from openmanus_rl.verl_cpu.generation import GenRequest, HFGenerator
+    from openmanus_rl.verl_cpu.prefix_cache import PrefixCache
+
+    model, tok = hf_model
+    plain = HFGenerator(model, [tok.eos_token_id], tok.pad_token_id)
+    cache = PrefixCache(100_000)
+    cached = HFGenerator(model, [tok.eos_token_id], tok.pad_token_id, prefix_cache=cache)
+    episodes = {"a": [1, 5, 6, 7], "b": [1, 9], "c": [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]}
+
+    def same(reqs):
+        got = cached.generate(reqs)
+        want = plain.generate([GenRequest(list(r.prompt_ids), r.max_tokens, temperature=0) for r in reqs])
+        for g, w in zip(got, want, strict=True):
+            assert g.token_ids == w.token_ids and g.finish_reason == w.finish_reason
+            assert max((abs(a - b) for a, b in zip(g.log_probs, w.log_probs, strict=True)), default=0) < 1e-4
+        return got
+
+    for turn in range(4):
+        if turn == 2:
+            episodes["d"] = [2, 3, 4]  # an episode that starts later
+        reqs = [GenRequest(list(c), 6, temperature=0, cache_key=k) for k, c in episodes.items()]
+        got = same([*reqs, GenRequest([2, 7, 7], 4, temperature=0)])  # the last one has no key
+        for conv, g in zip(episodes.values(), got, strict=False):
+            conv.extend(g.token_ids + [40 + turn, 41, 42])  # the reply as generated, then an observation
+    assert cache.hits > cache.misses and len(cache) == 4
+
+    # an edited history: only the shared part is reused
+    hits = cache.hits
+    edited = episodes["a"][:6] + [99, 98]
+    same([GenRequest(edited, 5, temperature=0, cache_key="a")])
+    assert cache.hits == hits + 6
+
+
+def test_prefix_cache_is_bounded_least_recently_used():
+    from openmanus_rl.verl_cpu.prefix_cache import CachedPrefix, PrefixCache
+
+    def entry(n):
+        return CachedPrefix(list(range(n)), [(torch.zeros(1, n, 2), torch.zeros(1, n, 2))])
+
+    cache = PrefixCache(10)
+    cache.put("a", entry(4))
+    cache.put("b", entry(4))
+    cache.put("c", entry(4))  # over 10 tokens: "a", the oldest, goes
+    assert len(cache) == 2 and cache.tokens == 8 and cache.take("a", list(range(6))) is None
+    cache.put("big", entry(11))  # larger than the whole cache: not kept
+    assert len(cache) == 2
+    got = cache.take("b", [0, 1, 2, 3])  # the whole prompt is cached: the last token is left to encode
+    assert got.token_ids == [0, 1, 2] and got.layers[0][0].shape == (1, 3, 2) and len(cache) == 1
+
+
 def _server(tiny_model, **engine_kwargs):
     from transformers import AutoTokenizer
 
@@ -206,6 +259,7 @@ async def test_rollout_server_concurrent_generate_and_weight_update(tiny_model):
         assert out.stop_reason == "completed" and out.extra_fields["global_steps"] == 0
     stats = await server.get_stats()
     assert stats["requests"] == 12 and stats["batches"] < 12  # concurrent calls were batched
+    assert len(server.prefix_cache) == 12  # one entry per request id
 
     # default budget: min(response_length, prompt_length + response_length - len(prompt))
     out = await server.generate(prompt_ids=prompts[0], sampling_params={"temperature": 1.0, "ignore_eos": True})
@@ -219,6 +273,7 @@ async def test_rollout_server_concurrent_generate_and_weight_update(tiny_model):
                                    for p in prompts])
     assert [o.token_ids for o in outs2] != [o.token_ids for o in outs]
     assert outs2[0].extra_fields["global_steps"] == 3
+    assert len(server.prefix_cache) == 0  # what the old weights computed is gone
     state2 = await server.get_state_dict()
     assert all(torch.equal(state2[k], v) for k, v in new)
     assert torch.equal(state2["lm_head.weight"], state2["model.embed_tokens.weight"])

@@ -2,9 +2,12 @@
 
 Used by the ``hf`` rollout server (:mod:`openmanus_rl.verl_cpu.rollout`), and testable on its own.
 Each request carries its own sampling parameters; a batch is left-padded and decoded together with
-a KV cache. Log-probs are those of the distribution actually sampled from ("processed" log-probs, as
-vLLM's default ``logprobs_mode``): ``log_softmax(logits / temperature)`` after top-k/top-p
-filtering; for greedy requests (temperature 0), ``log_softmax(logits)``.
+a KV cache. Requests with a ``cache_key`` (the rollout server passes the episode's request id)
+start from the keys and values their previous turn left in the :class:`~.prefix_cache.PrefixCache`
+and only encode the tokens their prompt adds. Log-probs are those of the distribution actually
+sampled from ("processed" log-probs, as vLLM's default ``logprobs_mode``):
+``log_softmax(logits / temperature)`` after top-k/top-p filtering; for greedy requests
+(temperature 0), ``log_softmax(logits)``.
 """
 
 from __future__ import annotations
@@ -12,6 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import torch
+from transformers import DynamicCache
+
+from .prefix_cache import CachedPrefix, PrefixCache
 
 
 @dataclass
@@ -24,6 +30,7 @@ class GenRequest:
     ignore_eos: bool = False
     stop_token_ids: list[int] = field(default_factory=list)
     seed: int | None = None
+    cache_key: str | None = None
 
 
 @dataclass
@@ -59,8 +66,10 @@ def _filter_logits(logits: torch.Tensor, top_k: torch.Tensor, top_p: torch.Tenso
 class HFGenerator:
     """Generate for a list of requests at once with a ``transformers`` causal LM."""
 
-    def __init__(self, model: torch.nn.Module, eos_token_ids: list[int], pad_token_id: int, seed: int = 0):
+    def __init__(self, model: torch.nn.Module, eos_token_ids: list[int], pad_token_id: int, seed: int = 0,
+                 prefix_cache: PrefixCache | None = None):
         self.model = model
+        self.prefix_cache = prefix_cache
         self.eos_token_ids = sorted({int(t) for t in eos_token_ids if t is not None})
         self.pad_token_id = int(pad_token_id)
         self._rng = torch.Generator(device="cpu")
@@ -73,16 +82,12 @@ class HFGenerator:
         model = self.model
         device = next(model.parameters()).device
         bsz = len(requests)
-        lengths = [len(r.prompt_ids) for r in requests]
-        if min(lengths) == 0:
+        if min(len(r.prompt_ids) for r in requests) == 0:
             raise ValueError("empty prompt")
-        max_len = max(lengths)
-        input_ids = torch.full((bsz, max_len), self.pad_token_id, dtype=torch.long)
-        attention_mask = torch.zeros((bsz, max_len), dtype=torch.long)
-        for i, r in enumerate(requests):
-            input_ids[i, max_len - lengths[i] :] = torch.tensor(r.prompt_ids, dtype=torch.long)
-            attention_mask[i, max_len - lengths[i] :] = 1
-        input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
+        cache = self.prefix_cache
+        cached = [cache.take(r.cache_key, r.prompt_ids) if cache is not None else None for r in requests]
+        input_ids, attention_mask, position_ids, past = self._prefill_inputs(requests, cached, device)
+        prefill_len = attention_mask.shape[1]
 
         temps = torch.tensor([max(float(r.temperature), 0.0) for r in requests], dtype=torch.float32)
         greedy = temps <= 1e-6
@@ -114,8 +119,8 @@ class HFGenerator:
         if all(done):
             return [GenResult([], [], "length") for _ in requests]
 
-        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-        out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=True)
+        out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                    past_key_values=past, use_cache=True)
         past = out.past_key_values
         logits = out.logits[:, -1, :].float().cpu()
         next_pos = position_ids[:, -1:] + 1
@@ -157,4 +162,52 @@ class HFGenerator:
             logits = out.logits[:, -1, :].float().cpu()
             next_pos = next_pos + 1
 
+        if cache is not None:
+            self._keep(requests, out_tokens, attention_mask[:, :prefill_len], past)
         return [GenResult(out_tokens[i], out_logprobs[i], finish[i]) for i in range(bsz)]
+
+    def _prefill_inputs(self, requests: list[GenRequest], cached: list[CachedPrefix | None], device: torch.device):
+        """The first forward pass of a batch: each row is [pad][its cached prefix][pad][its new tokens],
+        cached keys/values left-padded to a common length, new tokens right-aligned so that the last
+        column is every row's last prompt token; padding is masked and positions are explicit."""
+        bsz = len(requests)
+        n_cached = [len(c.token_ids) if c is not None else 0 for c in cached]
+        new = [r.prompt_ids[n:] for r, n in zip(requests, n_cached, strict=True)]
+        lc, ls = max(n_cached), max(len(t) for t in new)
+        input_ids = torch.full((bsz, ls), self.pad_token_id, dtype=torch.long)
+        attention_mask = torch.zeros((bsz, lc + ls), dtype=torch.long)
+        position_ids = torch.zeros((bsz, ls), dtype=torch.long)
+        for i, (tokens, n) in enumerate(zip(new, n_cached, strict=True)):
+            input_ids[i, ls - len(tokens):] = torch.tensor(tokens, dtype=torch.long)
+            attention_mask[i, lc - n:lc] = 1
+            attention_mask[i, lc + ls - len(tokens):] = 1
+            position_ids[i, ls - len(tokens):] = torch.arange(n, n + len(tokens))
+        past = None
+        if lc:
+            first = next(c for c in cached if c is not None).layers
+            layers = []
+            for li, (k0, v0) in enumerate(first):
+                keys = k0.new_zeros((bsz, k0.shape[0], lc, k0.shape[2]))
+                values = v0.new_zeros((bsz, v0.shape[0], lc, v0.shape[2]))
+                for i, c in enumerate(cached):
+                    if c is not None:
+                        keys[i, :, lc - n_cached[i]:] = c.layers[li][0]
+                        values[i, :, lc - n_cached[i]:] = c.layers[li][1]
+                layers.append((keys.to(device), values.to(device)))
+            past = DynamicCache(ddp_cache_data=layers)
+        return input_ids.to(device), attention_mask.to(device), position_ids.to(device), past
+
+    def _keep(self, requests: list[GenRequest], out_tokens: list[list[int]], prefill_mask: torch.Tensor,
+              past: DynamicCache) -> None:
+        """Store each keyed request's keys/values: its prompt and the replies' tokens that were run
+        through the model (all but the last, which was sampled and never encoded)."""
+        prefill_len = prefill_mask.shape[1]
+        for i, r in enumerate(requests):
+            if r.cache_key is None or not out_tokens[i]:
+                continue
+            fed = len(out_tokens[i]) - 1
+            cols = torch.cat([prefill_mask[i].nonzero().flatten(),
+                              torch.arange(prefill_len, prefill_len + fed, device=prefill_mask.device)])
+            layers = [(layer.keys[i].index_select(1, cols), layer.values[i].index_select(1, cols))
+                      for layer in past.layers]
+            self.prefix_cache.put(r.cache_key, CachedPrefix(list(r.prompt_ids) + out_tokens[i][:fed], layers))

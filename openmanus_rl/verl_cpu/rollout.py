@@ -20,7 +20,8 @@ Engine options go in ``actor_rollout_ref.rollout.engine_kwargs.hf`` (all optiona
 ``batch_gap_ms`` (stop gathering once no request arrived for this long, default 5),
 ``max_batch_size`` (default ``rollout.max_num_seqs``), ``attn_implementation`` (default "sdpa"),
 ``num_threads`` (torch threads in the server; default: leave as is), ``dtype`` (default float32
-on CPU, else ``rollout.dtype``).
+on CPU, else ``rollout.dtype``), ``prefix_cache_tokens`` (keys/values kept between an episode's turns,
+:mod:`.prefix_cache`; default 262144 tokens, 0 turns it off).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from verl.workers.rollout.base import BaseRollout
 from verl.workers.rollout.replica import RolloutMode, RolloutReplica, TokenOutput
 
 from .generation import GenRequest, HFGenerator
+from .prefix_cache import PrefixCache
 
 logger = logging.getLogger(__name__)
 logger.setLevel(os.getenv("VERL_LOGGING_LEVEL", "WARN"))
@@ -146,7 +148,9 @@ class HFRolloutServer:
         if pad_id is None:
             pad_id = eos_ids[0] if eos_ids else 0
         seed = int(_cfg_get(config, "seed", 0) or 0) + 1000 * replica_rank + node_rank
-        self.generator = HFGenerator(self.model, eos_ids, pad_id, seed=seed)
+        cache_tokens = int(ek.get("prefix_cache_tokens", 1 << 18))
+        self.prefix_cache = PrefixCache(cache_tokens) if cache_tokens > 0 else None
+        self.generator = HFGenerator(self.model, eos_ids, pad_id, seed=seed, prefix_cache=self.prefix_cache)
         self.full_determinism = bool(_cfg_get(config, "full_determinism", False))
 
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hf-rollout")
@@ -176,7 +180,8 @@ class HFRolloutServer:
             self._warned.add(key)
             logger.warning(msg)
 
-    def _make_request(self, prompt_ids: list[int], sampling_params: dict) -> tuple[GenRequest, bool]:
+    def _make_request(self, prompt_ids: list[int], sampling_params: dict,
+                      request_id: str | None = None) -> tuple[GenRequest, bool]:
         sp = dict(sampling_params or {})
         if "max_tokens" in sp:
             max_tokens = sp.pop("max_tokens")
@@ -208,6 +213,7 @@ class HFRolloutServer:
             ignore_eos=bool(sp.pop("ignore_eos", self.ignore_eos_default)),
             stop_token_ids=stop_ids,
             seed=seed,
+            cache_key=request_id,
         )
         return req, want_logprobs
 
@@ -279,7 +285,7 @@ class HFRolloutServer:
         self._events()
         if self._reject:
             return self._aborted_output()
-        req, want_logprobs = self._make_request(list(prompt_ids), sampling_params)
+        req, want_logprobs = self._make_request(list(prompt_ids), sampling_params, request_id)
         fut = asyncio.get_running_loop().create_future()
         self._pending.append((req, fut))
         self._has_work.set()
@@ -304,6 +310,7 @@ class HFRolloutServer:
         await self._idle.wait()
 
     def _load(self, named_tensors: list[tuple[str, torch.Tensor]]) -> tuple[int, list[str]]:
+        self._drop_cache()  # keys and values of the old weights
         state = self.model.state_dict(keep_vars=True)
         loaded, unknown = 0, []
         with torch.no_grad():
@@ -352,7 +359,9 @@ class HFRolloutServer:
         return True
 
     async def get_stats(self) -> dict:
-        return dict(self.stats, pending=len(self._pending), global_steps=self.global_steps)
+        cache = self.prefix_cache
+        reuse = {"prefix_cache_hit_tokens": cache.hits, "prefix_cache_miss_tokens": cache.misses} if cache else {}
+        return dict(self.stats, **reuse, pending=len(self._pending), global_steps=self.global_steps)
 
     async def set_global_steps(self, global_steps: int):
         self.global_steps = global_steps
@@ -360,14 +369,22 @@ class HFRolloutServer:
     async def wake_up(self, tags: list[str] | None = None):
         return None  # weights and (no) kv cache stay in host memory
 
+    def _drop_cache(self) -> None:
+        if self.prefix_cache is not None:
+            self.prefix_cache.clear()
+
+    async def _clear_prefix_cache(self) -> None:
+        # on the generation thread: never while a batch reads the cache
+        await asyncio.get_running_loop().run_in_executor(self._executor, self._drop_cache)
+
     async def sleep(self):
-        return None
+        await self._clear_prefix_cache()
 
     async def clear_kv_cache(self):
-        return None  # no cache is kept between requests
+        await self._clear_prefix_cache()
 
     async def release_kv_cache(self):
-        return None
+        await self._clear_prefix_cache()
 
     async def resume_kv_cache(self):
         return None
@@ -389,6 +406,8 @@ class HFRolloutServer:
         self._has_work.clear()
         await self._idle.wait()
         self._drained.set()
+        if reset_prefix_cache:
+            await self._clear_prefix_cache()
         return {"aborted_count": len(aborted), "request_ids": []}
 
     async def abort_request(self, request_id: str, reset_prefix_cache: bool = True) -> dict:
