@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from uuid import uuid4
 
 import torch
 from omegaconf import OmegaConf
@@ -123,12 +124,13 @@ def episode_turns(item: dict, tok, turns: int) -> tuple[list[int], list[list[int
 
 
 async def replica_tokens_per_s(server, first: list[int], observations: list[list[int]], reply: int,
-                               episodes: int, tag: str) -> float:
+                               episodes: int) -> float:
     async def one(e: int) -> int:
         ids, n = list(first), 0
         for obs in observations:
             out = await server.generate(prompt_ids=ids, sampling_params={"temperature": 1.0, "max_tokens": reply,
-                                                                         "ignore_eos": True}, request_id=f"{tag}{e}")
+                                                                         "ignore_eos": True},
+                                      request_id=uuid4().hex)  # a fresh id every turn, as verl's client sends
             ids += list(out.token_ids) + obs
             n += len(out.token_ids)
         return n
@@ -141,9 +143,9 @@ async def replica_tokens_per_s(server, first: list[int], observations: list[list
 async def replica_rates(server, first: list[int], observations: list[list[int]], reply: int,
                         episodes: int) -> tuple[float, float]:
     """(1 episode, ``episodes`` at once) tokens/s after a short warm-up, on one event loop."""
-    await replica_tokens_per_s(server, first, observations[:2], reply, 1, "warm")
-    one = await replica_tokens_per_s(server, first, observations, reply, 1, "one")
-    many = await replica_tokens_per_s(server, first, observations, reply, episodes, "many")
+    await replica_tokens_per_s(server, first, observations[:2], reply, 1)
+    one = await replica_tokens_per_s(server, first, observations, reply, 1)
+    many = await replica_tokens_per_s(server, first, observations, reply, episodes)
     return one, many
 
 

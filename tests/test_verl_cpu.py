@@ -183,8 +183,9 @@ def test_generator_stops_at_eos_unless_ignored(hf_model):
 
 
 def test_prefix_cache_turns_match_encoding_the_whole_conversation(hf_model):
-    """Episodes that keep their keys/values between turns generate what re-encoding everything would,
-    in batches mixing cached rows of different lengths, new episodes and rows without a key."""
+    """Episodes whose prompts extend what an earlier turn ran start from its keys/values and generate
+    what re-encoding everything would, in batches mixing cached rows of different lengths, new
+    episodes and prompts that extend nothing."""
     from openmanus_rl.verl_cpu.generation import GenRequest, HFGenerator
     from openmanus_rl.verl_cpu.prefix_cache import PrefixCache
 
@@ -192,7 +193,7 @@ def test_prefix_cache_turns_match_encoding_the_whole_conversation(hf_model):
     plain = HFGenerator(model, [tok.eos_token_id], tok.pad_token_id)
     cache = PrefixCache(100_000)
     cached = HFGenerator(model, [tok.eos_token_id], tok.pad_token_id, prefix_cache=cache)
-    episodes = {"a": [1, 5, 6, 7], "b": [1, 9], "c": [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]}
+    episodes = [[1, 5, 6, 7], [1, 9], [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]]
 
     def same(reqs):
         got = cached.generate(reqs)
@@ -204,35 +205,38 @@ def test_prefix_cache_turns_match_encoding_the_whole_conversation(hf_model):
 
     for turn in range(4):
         if turn == 2:
-            episodes["d"] = [2, 3, 4]  # an episode that starts later
-        reqs = [GenRequest(list(c), 6, temperature=0, cache_key=k) for k, c in episodes.items()]
-        got = same([*reqs, GenRequest([2, 7, 7], 4, temperature=0)])  # the last one has no key
-        for conv, g in zip(episodes.values(), got, strict=False):
+            episodes.append([2, 3, 4])  # an episode that starts later
+        reqs = [GenRequest(list(c), 6, temperature=0) for c in episodes]
+        got = same([*reqs, GenRequest([2, 7, 7, turn], 4, temperature=0)])  # a one-turn request
+        for conv, g in zip(episodes, got, strict=False):
             conv.extend(g.token_ids + [40 + turn, 41, 42])  # the reply as generated, then an observation
-    assert cache.hits > cache.misses and len(cache) == 4
+    assert cache.hits > cache.misses
 
-    # an edited history: only the shared part is reused
+    # a history that was edited extends no entry: encoded whole, same result
     hits = cache.hits
-    edited = episodes["a"][:6] + [99, 98]
-    same([GenRequest(edited, 5, temperature=0, cache_key="a")])
-    assert cache.hits == hits + 6
+    same([GenRequest(episodes[0][:6] + [99, 98], 5, temperature=0)])
+    assert cache.hits == hits
 
 
-def test_prefix_cache_is_bounded_least_recently_used():
+def test_prefix_cache_finds_the_longest_entry_and_is_bounded():
     from openmanus_rl.verl_cpu.prefix_cache import CachedPrefix, PrefixCache
 
-    def entry(n):
-        return CachedPrefix(list(range(n)), [(torch.zeros(1, n, 2), torch.zeros(1, n, 2))])
+    def entry(tokens):
+        n = len(tokens)
+        return CachedPrefix(list(tokens), [(torch.zeros(1, n, 2), torch.zeros(1, n, 2))])
 
     cache = PrefixCache(10)
-    cache.put("a", entry(4))
-    cache.put("b", entry(4))
-    cache.put("c", entry(4))  # over 10 tokens: "a", the oldest, goes
-    assert len(cache) == 2 and cache.tokens == 8 and cache.take("a", list(range(6))) is None
-    cache.put("big", entry(11))  # larger than the whole cache: not kept
+    cache.put(entry([1, 2]))
+    cache.put(entry([1, 2, 3, 4]))
+    assert cache.take([1, 2, 3, 4, 5]).token_ids == [1, 2, 3, 4]  # the longest it starts with
+    assert cache.take([1, 2, 3, 4, 5]).token_ids == [1, 2]  # each entry is used once
+    cache.put(entry([5, 6, 7, 8]))
+    assert cache.take([5, 6, 7, 8]) is None  # the whole prompt: one token must be left to encode
+    cache.put(entry([1, 1, 1, 1]))
+    cache.put(entry([2, 2, 2, 2]))  # over 10 tokens: [5, 6, 7, 8], the oldest, goes
+    assert len(cache) == 2 and cache.tokens == 8 and cache.take([5, 6, 7, 8, 9]) is None
+    cache.put(entry(range(11)))  # larger than the whole cache: not kept
     assert len(cache) == 2
-    got = cache.take("b", [0, 1, 2, 3])  # the whole prompt is cached: the last token is left to encode
-    assert got.token_ids == [0, 1, 2] and got.layers[0][0].shape == (1, 3, 2) and len(cache) == 1
 
 
 def _server(tiny_model, **engine_kwargs):
@@ -259,7 +263,7 @@ async def test_rollout_server_concurrent_generate_and_weight_update(tiny_model):
         assert out.stop_reason == "completed" and out.extra_fields["global_steps"] == 0
     stats = await server.get_stats()
     assert stats["requests"] == 12 and stats["batches"] < 12  # concurrent calls were batched
-    assert len(server.prefix_cache) == 12  # one entry per request id
+    assert len(server.prefix_cache) == 12  # one entry per conversation, whatever the request ids
 
     # default budget: min(response_length, prompt_length + response_length - len(prompt))
     out = await server.generate(prompt_ids=prompts[0], sampling_params={"temperature": 1.0, "ignore_eos": True})
@@ -269,11 +273,11 @@ async def test_rollout_server_concurrent_generate_and_weight_update(tiny_model):
     state = await server.get_state_dict()
     new = [(k, torch.randn_like(v)) for k, v in state.items() if k != "lm_head.weight"]  # tied to embeddings
     assert await server.update_weights(new, global_steps=3) > 0
+    assert len(server.prefix_cache) == 0  # what the old weights computed is gone
     outs2 = await asyncio.gather(*[server.generate(prompt_ids=p, sampling_params=dict(greedy, max_tokens=5))
                                    for p in prompts])
     assert [o.token_ids for o in outs2] != [o.token_ids for o in outs]
     assert outs2[0].extra_fields["global_steps"] == 3
-    assert len(server.prefix_cache) == 0  # what the old weights computed is gone
     state2 = await server.get_state_dict()
     assert all(torch.equal(state2[k], v) for k, v in new)
     assert torch.equal(state2["lm_head.weight"], state2["model.embed_tokens.weight"])

@@ -2,9 +2,9 @@
 
 Used by the ``hf`` rollout server (:mod:`openmanus_rl.verl_cpu.rollout`), and testable on its own.
 Each request carries its own sampling parameters; a batch is left-padded and decoded together with
-a KV cache. Requests with a ``cache_key`` (the rollout server passes the episode's request id)
-start from the keys and values their previous turn left in the :class:`~.prefix_cache.PrefixCache`
-and only encode the tokens their prompt adds. Log-probs are those of the distribution actually
+a KV cache. With a :class:`~.prefix_cache.PrefixCache`, a request whose prompt starts with a
+sequence an earlier call ran (an episode's previous turn) starts from its keys and values and only
+encodes the tokens its prompt adds. Log-probs are those of the distribution actually
 sampled from ("processed" log-probs, as vLLM's default ``logprobs_mode``):
 ``log_softmax(logits / temperature)`` after top-k/top-p filtering; for greedy requests
 (temperature 0), ``log_softmax(logits)``.
@@ -30,7 +30,6 @@ class GenRequest:
     ignore_eos: bool = False
     stop_token_ids: list[int] = field(default_factory=list)
     seed: int | None = None
-    cache_key: str | None = None
 
 
 @dataclass
@@ -85,7 +84,7 @@ class HFGenerator:
         if min(len(r.prompt_ids) for r in requests) == 0:
             raise ValueError("empty prompt")
         cache = self.prefix_cache
-        cached = [cache.take(r.cache_key, r.prompt_ids) if cache is not None else None for r in requests]
+        cached = [cache.take(r.prompt_ids) if cache is not None else None for r in requests]
         input_ids, attention_mask, position_ids, past = self._prefill_inputs(requests, cached, device)
         prefill_len = attention_mask.shape[1]
 
@@ -199,15 +198,15 @@ class HFGenerator:
 
     def _keep(self, requests: list[GenRequest], out_tokens: list[list[int]], prefill_mask: torch.Tensor,
               past: DynamicCache) -> None:
-        """Store each keyed request's keys/values: its prompt and the replies' tokens that were run
-        through the model (all but the last, which was sampled and never encoded)."""
+        """Store each request's keys/values: its prompt and the reply's tokens that were run through
+        the model (all but the last, which was sampled and never encoded)."""
         prefill_len = prefill_mask.shape[1]
         for i, r in enumerate(requests):
-            if r.cache_key is None or not out_tokens[i]:
+            if not out_tokens[i]:
                 continue
             fed = len(out_tokens[i]) - 1
             cols = torch.cat([prefill_mask[i].nonzero().flatten(),
                               torch.arange(prefill_len, prefill_len + fed, device=prefill_mask.device)])
             layers = [(layer.keys[i].index_select(1, cols), layer.values[i].index_select(1, cols))
                       for layer in past.layers]
-            self.prefix_cache.put(r.cache_key, CachedPrefix(list(r.prompt_ids) + out_tokens[i][:fed], layers))
+            self.prefix_cache.put(CachedPrefix(list(r.prompt_ids) + out_tokens[i][:fed], layers))

@@ -2,18 +2,19 @@
 
 An agent loop sends the whole conversation every turn: the previous prompt, the reply just
 generated and the new observation. Without a cache the rollout server encodes all of it again,
-so an episode of T turns costs O(T^2) prompt tokens. The server keeps, per request id (one per
-episode), the keys and values of the tokens it has already run, and the next turn only encodes
-what its prompt adds after the longest prefix it shares with them (vLLM's prefix caching does the
-same by block hashes on GPUs).
+so an episode of T turns costs O(T^2) prompt tokens. The server keeps the keys and values of the
+token sequences it has run (prompt and reply), and a new prompt that starts with one of them only
+encodes what it adds. Entries are found by their tokens, not by a request id: verl's server client
+sends every turn under a fresh id (vLLM's prefix caching also matches by content, hashing blocks).
 
-Entries are least-recently-used and bounded by a total token count; a weight update must clear
-them (the keys and values belong to the old weights).
+Entries are least-recently-used, bounded by a total token count, and used once (the turn that
+extends an entry stores the longer sequence). A weight update must clear them: the keys and values
+belong to the old weights.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
 import torch
@@ -29,9 +30,10 @@ class CachedPrefix:
 class PrefixCache:
     def __init__(self, max_tokens: int):
         self.max_tokens = int(max_tokens)
-        self._entries: OrderedDict[str, CachedPrefix] = OrderedDict()
+        self._entries: OrderedDict[int, CachedPrefix] = OrderedDict()  # by hash of the token tuple
+        self._lengths: Counter[int] = Counter()
         self._tokens = 0
-        self.hits = 0  # tokens served from the cache
+        self.hits = 0  # prompt tokens served from the cache
         self.misses = 0  # prompt tokens that had to be encoded
 
     def __len__(self) -> int:
@@ -41,38 +43,47 @@ class PrefixCache:
     def tokens(self) -> int:
         return self._tokens
 
-    def take(self, key: str | None, prompt_ids: list[int]) -> CachedPrefix | None:
-        """Remove and return the entry of ``key`` cut to the longest prefix it shares with
-        ``prompt_ids``, leaving at least one prompt token to encode (its logits start the reply)."""
-        entry = self._entries.pop(key, None) if key is not None else None
-        if entry is None:
+    def take(self, prompt_ids: list[int]) -> CachedPrefix | None:
+        """Remove and return the longest entry that ``prompt_ids`` starts with, leaving at least one
+        prompt token to encode (its logits start the reply); None when none fits."""
+        found = None
+        for n in sorted(self._lengths, reverse=True):
+            if n >= len(prompt_ids):
+                continue
+            entry = self._entries.get(hash(tuple(prompt_ids[:n])))
+            if entry is not None and entry.token_ids == prompt_ids[:n]:
+                found = entry
+                break
+        if found is None:
             self.misses += len(prompt_ids)
             return None
-        self._tokens -= len(entry.token_ids)
-        limit = min(len(entry.token_ids), len(prompt_ids) - 1)
-        n = 0
-        while n < limit and entry.token_ids[n] == prompt_ids[n]:
-            n += 1
-        self.hits += n
-        self.misses += len(prompt_ids) - n
-        if n == 0:
-            return None
-        if n < len(entry.token_ids):
-            entry = CachedPrefix(entry.token_ids[:n], [(k[:, :n].clone(), v[:, :n].clone()) for k, v in entry.layers])
-        return entry
+        self._drop(hash(tuple(found.token_ids)))
+        self.hits += len(found.token_ids)
+        self.misses += len(prompt_ids) - len(found.token_ids)
+        return found
 
-    def put(self, key: str | None, entry: CachedPrefix) -> None:
-        if key is None or not entry.token_ids or len(entry.token_ids) > self.max_tokens:
+    def put(self, entry: CachedPrefix) -> None:
+        n = len(entry.token_ids)
+        if not n or n > self.max_tokens:
             return
-        old = self._entries.pop(key, None)
-        if old is not None:
-            self._tokens -= len(old.token_ids)
+        key = hash(tuple(entry.token_ids))
+        self._drop(key)
         self._entries[key] = entry
-        self._tokens += len(entry.token_ids)
+        self._lengths[n] += 1
+        self._tokens += n
         while self._tokens > self.max_tokens:
-            _, dropped = self._entries.popitem(last=False)
-            self._tokens -= len(dropped.token_ids)
+            self._drop(next(iter(self._entries)))
+
+    def _drop(self, key: int) -> None:
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            n = len(entry.token_ids)
+            self._tokens -= n
+            self._lengths[n] -= 1
+            if not self._lengths[n]:
+                del self._lengths[n]
 
     def clear(self) -> None:
         self._entries.clear()
+        self._lengths.clear()
         self._tokens = 0

@@ -21,7 +21,7 @@ Engine options go in ``actor_rollout_ref.rollout.engine_kwargs.hf`` (all optiona
 ``max_batch_size`` (default ``rollout.max_num_seqs``), ``attn_implementation`` (default "sdpa"),
 ``num_threads`` (torch threads in the server; default: leave as is), ``dtype`` (default float32
 on CPU, else ``rollout.dtype``), ``prefix_cache_tokens`` (keys/values kept between an episode's turns,
-:mod:`.prefix_cache`; default 262144 tokens, 0 turns it off).
+matched by content, :mod:`.prefix_cache`; default 262144 tokens, 0 turns it off).
 """
 
 from __future__ import annotations
@@ -180,8 +180,7 @@ class HFRolloutServer:
             self._warned.add(key)
             logger.warning(msg)
 
-    def _make_request(self, prompt_ids: list[int], sampling_params: dict,
-                      request_id: str | None = None) -> tuple[GenRequest, bool]:
+    def _make_request(self, prompt_ids: list[int], sampling_params: dict) -> tuple[GenRequest, bool]:
         sp = dict(sampling_params or {})
         if "max_tokens" in sp:
             max_tokens = sp.pop("max_tokens")
@@ -213,7 +212,6 @@ class HFRolloutServer:
             ignore_eos=bool(sp.pop("ignore_eos", self.ignore_eos_default)),
             stop_token_ids=stop_ids,
             seed=seed,
-            cache_key=request_id,
         )
         return req, want_logprobs
 
@@ -285,7 +283,7 @@ class HFRolloutServer:
         self._events()
         if self._reject:
             return self._aborted_output()
-        req, want_logprobs = self._make_request(list(prompt_ids), sampling_params, request_id)
+        req, want_logprobs = self._make_request(list(prompt_ids), sampling_params)
         fut = asyncio.get_running_loop().create_future()
         self._pending.append((req, fut))
         self._has_work.set()
