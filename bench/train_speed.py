@@ -38,12 +38,6 @@ from openmanus_rl import sft, trajectories  # noqa: E402
 from openmanus_rl.agentevol import tiny_corpus  # noqa: E402
 from openmanus_rl.expert_data import collect  # noqa: E402
 
-
-def agentevol_sft() -> dict:
-    cfg = OmegaConf.load(ROOT / "configs" / "agentevol.yaml")
-    return OmegaConf.to_container(cfg.sft)
-
-
 # -- (a) SFT --------------------------------------------------------------------------------------------
 _STEP = re.compile(r"step:(\d+) - .*?train/global_tokens:(\d+)")
 _ELAPSED = re.compile(r"Epoch \d+/\d+:[^|]*\|[^|]*\| *(\d+)/\d+ \[(\d+):(\d+)<")
@@ -190,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
 
     work = args.work or Path(tempfile.mkdtemp(prefix="train_speed_"))
     work.mkdir(parents=True, exist_ok=True)
-    s = agentevol_sft()
+    agentevol = OmegaConf.to_container(OmegaConf.load(ROOT / "configs" / "agentevol.yaml"))
+    s = agentevol["sft"]
     # one epoch holds all the SFT steps (tqdm's elapsed time restarts every epoch)
     expert = collect(["maze"], work / "expert", max_per_env=s["batch_size"] * args.steps)["maze"]
     items = list(trajectories.read(expert))
@@ -199,8 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from openmanus_rl.tiny_model import build_tiny_model
 
-        settings = OmegaConf.to_container(OmegaConf.load(ROOT / "configs" / "agentevol.yaml").tiny)
-        model_dir = str(build_tiny_model(work / "model", corpus=tiny_corpus([expert]), **settings))
+        model_dir = str(build_tiny_model(work / "model", corpus=tiny_corpus([expert]), **agentevol["tiny"]))
     rows: list[tuple[str, str, str, str]] = []
 
     if "sft" not in args.skip:

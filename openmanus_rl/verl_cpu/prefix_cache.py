@@ -50,14 +50,15 @@ class PrefixCache:
         for n in sorted(self._lengths, reverse=True):
             if n >= len(prompt_ids):
                 continue
-            entry = self._entries.get(hash(tuple(prompt_ids[:n])))
+            key = hash(tuple(prompt_ids[:n]))
+            entry = self._entries.get(key)
             if entry is not None and entry.token_ids == prompt_ids[:n]:
                 found = entry
                 break
         if found is None:
             self.misses += len(prompt_ids)
             return None
-        self._drop(hash(tuple(found.token_ids)))
+        self._drop(key)
         self.hits += len(found.token_ids)
         self.misses += len(prompt_ids) - len(found.token_ids)
         return found
