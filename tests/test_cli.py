@@ -48,6 +48,13 @@ def test_serve_announces_its_port_and_stops_on_sigterm():
         assert proc.wait(20) == 0
 
 
+def test_listening_beyond_loopback_needs_a_token():
+    out = agentenv("serve", "maze", "--host", "0.0.0.0", "--port", "0", timeout=60, env={"AGENTENV_TOKEN": ""})
+    assert out.returncode == 2
+    assert "listening on 0.0.0.0 (beyond loopback) needs a bearer token" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
 def test_token_from_environment_variable():
     with ServerProcess("maze", token="tok") as server:
         from agentenv.errors import Unauthorized

@@ -567,6 +567,17 @@ def create_app(env_cls: type[Environment], config: ServerConfig | None = None) -
     return _Guard(app, config.token, config.max_body_bytes)  # type: ignore[return-value]
 
 
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to anything
+        return False
+
+
 def bind_socket(host: str, port: int) -> socket.socket:
     """A listening socket; port 0 picks a free port (read it back from the socket)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -601,6 +612,9 @@ def serve(env_cls: type[Environment], host: str = "127.0.0.1", port: int = 0,
     AgentGym's routes instead)."""
     import uvicorn
 
+    if not _loopback(host) and not (config and config.token):
+        raise ValueError(f"listening on {host} (beyond loopback) needs a bearer token: give --token or "
+                         "AGENTENV_TOKEN (clients send it as 'Authorization: Bearer ...')")
     app = (app_factory or create_app)(env_cls, config)
     try:  # load the shared data before binding: a bad data path is one line for the user, not a traceback
         asyncio.run(app.app.state.service.start())  # type: ignore[attr-defined]
