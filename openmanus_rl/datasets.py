@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from agentenv import registry
-from agentenv.client import EnvClient, EnvPool, read_info
-from agentenv.launcher import env_servers, parse_server_specs
+from agentenv.client import EnvPool
+from agentenv.launcher import env_servers, parse_server_specs, server_info
 from agentenv.protocol import InfoResponse
 from openmanus_rl import prompts, rewards, trajectories
 
@@ -99,8 +99,7 @@ def build(envs: Sequence[str], out_dir: str | Path = "data", servers: Mapping[st
     limits = {"train": max_train, "test": max_test}
     with env_servers(envs, given=servers, token=token, options=options) as urls:
         for env in envs:
-            with EnvClient(urls[env][0], token=token) as client:
-                info = read_info(client.info())
+            info = server_info(urls[env], token)
             for split in SPLITS:
                 path = paths[env][split]
                 want = recipe(info, limits[split], reward_style)

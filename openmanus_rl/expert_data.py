@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv import registry
-from agentenv.client import EnvClient, read_info
-from agentenv.launcher import env_servers, parse_server_specs
+from agentenv.launcher import env_servers, parse_server_specs, server_info
 from openmanus_rl import evaluate, trajectories
 from openmanus_rl.policies import GenerationSettings, PolicySpec, build_policy
 
@@ -30,8 +29,7 @@ from openmanus_rl.policies import GenerationSettings, PolicySpec, build_policy
 def success_threshold(urls: Sequence[str], token: str | None = None) -> float:
     """The ``success_threshold`` an environment's server declares (``/info``): the environment may
     run elsewhere, from another venv, so it is never read by importing the environment."""
-    with EnvClient(urls[0], token=token, timeout=30.0) as client:
-        return read_info(client.info()).success_threshold
+    return server_info(urls, token).success_threshold
 
 
 def successful(items: Iterable[dict[str, Any]], threshold: float | None) -> list[dict[str, Any]]:

@@ -15,5 +15,6 @@ setup(
         "pydantic>=2.6",
         "tqdm>=4.66",
     ],
+    extras_require={"ray": ["ray>=2.40"]},  # the ray server backend (agentenv.ray_servers)
     entry_points={"console_scripts": ["agentenv = agentenv.cli:main"]},
 )

@@ -379,30 +379,73 @@ class EnvSession:
 class EnvPool:
     """Sessions spread over several replicas of one environment (least-loaded first).
 
+    A URL may be a directory of replicas (``agentenv+ray://...``, :mod:`agentenv.ray_servers`): the
+    pool then asks it for the live replicas (and their token) at most every ``refresh`` seconds when
+    it opens a session, at once after a replica failed, and waits up to ``wait_live`` seconds for one
+    to come back when none answers, so sessions go only to live replicas while dead ones restart.
+
     Every session the pool opened is closed by :meth:`session`'s context exit or, at
     the latest, by :meth:`aclose`, whatever the caller raised.
     """
 
-    def __init__(self, urls: Sequence[str], *, token: str | None = None, **client_kwargs: Any) -> None:
+    def __init__(self, urls: Sequence[str], *, token: str | None = None, refresh: float = 2.0,
+                 wait_live: float = 120.0, **client_kwargs: Any) -> None:
         if not urls:
             raise ValueError("EnvPool needs at least one server URL")
-        self.clients = [client_for(u, token=token, **client_kwargs) for u in urls]
-        self._load = {id(c): 0 for c in self.clients}
+        from agentenv.ray_servers import is_directory_url
+
+        self._directories = [u for u in urls if is_directory_url(u)]
+        self._token, self._client_kwargs = token, client_kwargs
+        self.refresh, self.wait_live = refresh, wait_live
+        self._clients: dict[str, AsyncEnvClient] = {}  # url -> client, the replicas sessions may go to
+        self._retired: dict[str, AsyncEnvClient] = {}  # gone from a directory: no new sessions, closed by aclose
+        self._load: dict[int, int] = {}
+        self._refreshed = -float("inf")
+        for u in urls:
+            if not is_directory_url(u):
+                self._add(u, token)
         self._open: set[EnvSession] = set()
         self._info: InfoResponse | None = None
+
+    @property
+    def clients(self) -> list[AsyncEnvClient]:
+        """The replicas new sessions may go to (after the last look at the directories)."""
+        return list(self._clients.values())
+
+    def _add(self, url: str, token: str | None) -> None:
+        client = self._retired.pop(url, None) or client_for(url, token=token, **self._client_kwargs)
+        self._clients[url] = client
+        self._load.setdefault(id(client), 0)
+
+    async def replicas(self, force: bool = False) -> list[AsyncEnvClient]:
+        """The live replicas, asking the directories again when ``refresh`` seconds passed (or ``force``)."""
+        if self._directories and (force or time.monotonic() - self._refreshed > self.refresh):
+            from agentenv.ray_servers import lookup
+
+            listed: dict[str, str] = {}
+            for d in self._directories:
+                urls, token = await lookup(d)
+                listed.update(dict.fromkeys(urls, token))
+            for url in [u for u in self._clients if u not in listed]:  # dead or restarted elsewhere
+                # kept (idle) until aclose: an open() or a session's close may still be using it
+                self._retired[url] = self._clients.pop(url)
+            for url, token in listed.items():
+                if url not in self._clients:
+                    self._add(url, token)
+            self._refreshed = time.monotonic()
+        return self.clients
 
     async def info(self) -> InfoResponse:
         """The environment's metadata, asked once (of the first replica that answers)."""
         if self._info is None:
-            last: Exception | None = None
-            for client in self.clients:
+            last: Exception = ServerUnavailable("no live replica of this environment's servers")
+            for client in await self.replicas():
                 try:
                     self._info = read_info(await client.info())
                     break
                 except ServerUnavailable as e:
                     last = e
             else:
-                assert last is not None
                 raise last
         return self._info
 
@@ -411,25 +454,35 @@ class EnvPool:
         return len(self._open)
 
     async def open(self, task_id: int, split: str = "train", seed: int | None = None) -> EnvSession:
-        """Create a session on the least-loaded replica; fall over to others if it is down or full."""
-        env_info = await self.info()
-        last: Exception | None = None
-        for client in sorted(self.clients, key=lambda c: self._load[id(c)]):
-            self._load[id(client)] += 1
+        """Create a session on the least-loaded replica; fall over to others if it is down or full
+        (with directories: look again, and wait up to ``wait_live`` seconds for a live one)."""
+        deadline = time.monotonic() + self.wait_live
+        force = False
+        while True:
+            last: Exception = ServerUnavailable("no live replica of this environment's servers")
             try:
-                created = await client.create(task_id, split, seed)
-            except (ServerUnavailable, errors.SessionLimit) as e:  # down or full: try the next replica
-                self._load[id(client)] -= 1
-                last = e
-                continue
-            except BaseException:
-                self._load[id(client)] -= 1
-                raise
-            sess = EnvSession(self, client, created, env_info)
-            self._open.add(sess)
-            return sess
-        assert last is not None
-        raise last
+                env_info = await self.info()
+                replicas = await self.replicas(force)
+            except ServerUnavailable as e:
+                last, replicas = e, []
+            for client in sorted(replicas, key=lambda c: self._load[id(c)]):
+                self._load[id(client)] += 1
+                try:
+                    created = await client.create(task_id, split, seed)
+                except (ServerUnavailable, errors.SessionLimit) as e:  # down or full: try the next replica
+                    self._load[id(client)] -= 1
+                    last = e
+                    continue
+                except BaseException:
+                    self._load[id(client)] -= 1
+                    raise
+                sess = EnvSession(self, client, created, env_info)
+                self._open.add(sess)
+                return sess
+            if not self._directories or not isinstance(last, ServerUnavailable) or time.monotonic() > deadline:
+                raise last
+            force = True  # a replica is down: its directory will list its successor once it is up
+            await asyncio.sleep(min(1.0, self.refresh))
 
     @contextlib.asynccontextmanager
     async def session(self, task_id: int, split: str = "train", seed: int | None = None) -> AsyncIterator[EnvSession]:
@@ -447,7 +500,8 @@ class EnvPool:
 
     async def aclose(self) -> None:
         await asyncio.gather(*(s.close() for s in list(self._open)), return_exceptions=True)
-        await asyncio.gather(*(c.aclose() for c in self.clients), return_exceptions=True)
+        await asyncio.gather(*(c.aclose() for c in [*self._clients.values(), *self._retired.values()]),
+                             return_exceptions=True)
 
     async def __aenter__(self) -> EnvPool:
         return self

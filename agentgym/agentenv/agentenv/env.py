@@ -84,6 +84,10 @@ class Environment(ABC):
     max_sessions: ClassVar[int | None] = None
     #: seconds one step may take before the runtime gives up on the session; None = no limit
     step_timeout: ClassVar[float | None] = None
+    #: what one server replica asks of a cluster node (the ``ray`` server backend places replicas by it):
+    #: logical CPUs, and memory in MiB (None: no reservation)
+    server_cpus: ClassVar[float] = 1.0
+    server_memory_mb: ClassVar[int | None] = None
     #: the server options this environment takes (``agentenv serve NAME --option KEY=VALUE``)
     Options: ClassVar[type[BaseModel]] = NoOptions
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from agentenv import registry
 from agentenv.errors import AgentEnvError
+from agentenv.protocol import InfoResponse
 
 _LISTENING = "listening on "
 
@@ -54,7 +55,7 @@ class ServerProcess:
             self.env["AGENTENV_TOKEN"] = token
         self.proc: subprocess.Popen | None = None
         self.url: str | None = None
-        self._log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the server
+        self._log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the server (stop removes it)
             prefix=f"agentenv-{name}-", suffix=".log", delete=False)
 
     @property
@@ -89,14 +90,24 @@ class ServerProcess:
         deadline = time.monotonic() + timeout
         while not self._ready.wait(0.1):
             if time.monotonic() > deadline:
+                tail = self.log_tail()
                 self.stop()
-                raise TimeoutError(f"server {self.name} did not start within {timeout:.0f}s\n{self.log_tail()}")
+                raise TimeoutError(f"server {self.name} did not start within {timeout:.0f}s\n{tail}")
         if not self._found:
             assert self.proc is not None
             code = self.proc.wait()
             raise RuntimeError(f"server {self.name} exited with code {code} before listening\n{self.log_tail()}")
         self.url = self._found[0]
         return self.url
+
+    def why_not_started(self, error: BaseException) -> str:
+        """One line for the user after :meth:`wait_ready` failed: a server that refused its arguments
+        (exit 2) said why on its last log line; otherwise the error itself."""
+        if self.proc is not None and self.proc.poll() == 2:
+            lines = [x for x in self.log_tail().splitlines() if x.strip()]
+            if lines:
+                return lines[-1]
+        return str(error)
 
     def start(self, timeout: float = 120.0) -> str:
         self.launch()
@@ -116,6 +127,7 @@ class ServerProcess:
                 self.proc.kill()
                 self.proc.wait()
         self._log.close()
+        self.log_path.unlink(missing_ok=True)  # read it (log_tail) before stopping, if it matters
 
     def __enter__(self) -> ServerProcess:
         self.start()
@@ -136,10 +148,19 @@ def parse_server_specs(items: Sequence[str]) -> dict[str, list[str]]:
     ``NAME=agentgym+http://HOST:PORT[/prefix]`` is an original AgentGym server of NAME (its own routes,
     driven by ``agentenv.interop.agentgym``); its URL is kept as ``agentgym+http://...#NAME``.
     """
+    from agentenv.ray_servers import is_directory_url, parse_directory_url
+
     out: dict[str, list[str]] = {}
     for item in items:
         name, sep, url = item.partition("=")
         name, url = name.strip(), url.strip().rstrip("/")
+        if sep and name and is_directory_url(url):  # the replicas of a running job on Ray
+            try:
+                parse_directory_url(url)
+            except ValueError as e:
+                raise ServerError(str(e)) from None
+            out.setdefault(name, []).append(url)
+            continue
         upstream = url.startswith("agentgym+")
         plain = url.removeprefix("agentgym+").split("#", 1)[0].rstrip("/")
         if not sep or not name or not plain.startswith(("http://", "https://")) or not plain.split("://", 1)[1]:
@@ -167,9 +188,19 @@ def check_servers(servers: Mapping[str, Sequence[str]], token: str | None = None
 
     from agentenv.client import EnvClient
     from agentenv.interop.agentgym import is_agentgym_url, split_url
+    from agentenv.ray_servers import is_directory_url, lookup_sync
 
     for name, urls in servers.items():
         for url in urls:
+            if is_directory_url(url):  # a directory of replicas: check the live ones, with its token
+                try:
+                    live, run_token = lookup_sync(url)
+                except AgentEnvError as e:
+                    raise ServerError(f"server {name}={url} is unreachable: {e}") from e
+                if not live:
+                    raise ServerError(f"server {name}={url} has no live replica")
+                check_servers({name: live}, run_token)
+                continue
             try:
                 if is_agentgym_url(url):  # an AgentGym server tells no name: it answers GET / at its base
                     base, _ = split_url(url)
@@ -183,17 +214,53 @@ def check_servers(servers: Mapping[str, Sequence[str]], token: str | None = None
                 raise ServerError(f"server {name}={url} serves {served!r}, not {name!r}")
 
 
+def server_info(urls: Sequence[str], token: str | None = None, timeout: float = 30.0) -> InfoResponse:
+    """``/info`` of an environment's servers: of the first URL, or of a live replica of a directory."""
+    from agentenv.client import EnvClient, read_info
+    from agentenv.ray_servers import is_directory_url, lookup_sync
+
+    url = urls[0]
+    if is_directory_url(url):
+        live, token = lookup_sync(url)
+        if not live:
+            raise ServerError(f"{url} has no live replica")
+        url = live[0]
+    with EnvClient(url, token=token, timeout=timeout) as client:
+        return read_info(client.info())
+
+
+BACKENDS = ("local", "ray")
+
+
 @contextlib.contextmanager
 def env_servers(names: Sequence[str], replicas: int = 1, given: Mapping[str, Sequence[str]] | None = None, *,
                 token: str | None = None, options: Mapping[str, Mapping[str, Any]] | None = None,
-                max_sessions: int | None = None, timeout: float = 300.0) -> Iterator[dict[str, list[str]]]:
-    """URLs per environment: the ``given`` ones (checked), plus ``replicas`` servers started here for
-    the rest (booting in parallel, each with ``options[name]``), all stopped on exit however it comes."""
+                max_sessions: int | None = None, timeout: float = 300.0, backend: str = "local",
+                ray: Mapping[str, Any] | None = None) -> Iterator[dict[str, list[str]]]:
+    """URLs per environment: the ``given`` ones (checked), plus ``replicas`` servers started for the
+    rest (booting in parallel, each with ``options[name]``), all stopped on exit however it comes.
+
+    ``backend="local"``: child processes on this machine, on loopback. ``backend="ray"``: Ray actors
+    placed over the cluster (:mod:`agentenv.ray_servers`; ``ray`` holds its settings: ``address``,
+    ``init_kwargs``, ``health_interval``, ``max_restarts``), given out as one directory URL each."""
+    if backend not in BACKENDS:
+        raise ServerError(f"unknown server backend {backend!r}; choose from {', '.join(BACKENDS)}")
     given = {k: list(v) for k, v in (given or {}).items() if k in names}
     missing = [n for n in dict.fromkeys(names) if n not in given]
     for name in missing:
         registry.entry_point(name)  # an unknown name fails here, before anything starts
     check_servers(given, token)
+    if backend == "ray" and missing:
+        from agentenv.ray_servers import ray_env_servers
+
+        with contextlib.ExitStack() as stack:
+            try:
+                placed = stack.enter_context(ray_env_servers(
+                    missing, replicas, options=options, max_sessions=max_sessions, timeout=timeout, **dict(ray or {})))
+            except (RuntimeError, TimeoutError) as e:
+                raise ServerError(f"could not start the environment servers on Ray: {e}") from e
+            yield {**{n: given[n] for n in names if n in given}, **placed.urls}
+        return
     procs = [ServerProcess(n, token=token, max_sessions=max_sessions, options=(options or {}).get(n))
              for n in missing for _ in range(replicas)]
     try:
@@ -204,10 +271,7 @@ def env_servers(names: Sequence[str], replicas: int = 1, given: Mapping[str, Seq
             try:
                 urls.setdefault(p.name, []).append(p.wait_ready(timeout))
             except (RuntimeError, TimeoutError) as e:
-                if p.proc is not None and p.proc.poll() == 2:  # the server refused its arguments: say why, briefly
-                    lines = [x for x in p.log_tail().splitlines() if x.strip()]
-                    raise ServerError(f"could not start the {p.name} server: {lines[-1] if lines else e}") from e
-                raise ServerError(f"could not start the {p.name} server: {e}") from e
+                raise ServerError(f"could not start the {p.name} server: {p.why_not_started(e)}") from e
         yield urls
     finally:
         for p in procs:

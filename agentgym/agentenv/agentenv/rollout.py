@@ -11,6 +11,7 @@ limit, records each turn and closes the session whatever happens.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import time
 from collections.abc import Sequence
@@ -20,6 +21,8 @@ from typing import Any
 from agentenv.client import EnvPool
 from agentenv.errors import AgentEnvError, NotSupported, ServerUnavailable, SessionNotFound
 from agentenv.policies import Decision, Policy
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -93,6 +96,8 @@ async def run_episode(pool: EnvPool, env: str, task_id: int, policy: Policy, *, 
         except Exception as e:
             if attempt == retries or not server_failed(e):
                 raise
+            log.warning("%s task %d: its server failed (%s); replaying the episode from the start (%d of %d)",
+                        env, task_id, e, attempt + 1, retries)
             await asyncio.sleep(retry_backoff * 2**attempt)
     raise AssertionError("unreachable")
 
