@@ -15,7 +15,8 @@ verl's rollout workers import the loop through the agent-loop YAML
 (``actor_rollout_ref.rollout.agent.agent_loop_config_path``: ``- name: openmanus``,
 ``_target_: openmanus_rl.agent_loop.OpenManusAgentLoop``). Its settings come from the
 YAML file named by ``$OPENMANUS_AGENT_CONFIG`` (the launcher writes it; Ray workers
-inherit the variable), e.g.::
+inherit the variable, or get it from the job's runtime environment on a cluster someone else
+started), e.g.::
 
     env_servers: {maze: [http://127.0.0.1:40001]}
     max_turns: 30                 # or [[1, 5], [20, 10]]: a limit per training step

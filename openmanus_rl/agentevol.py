@@ -47,7 +47,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs
-from openmanus_rl import expert_data, sft, trajectories
+from openmanus_rl import cluster, expert_data, sft, trajectories
 from openmanus_rl.model_presets import model_preset
 from openmanus_rl.policies import GenerationSettings, PolicySpec
 from openmanus_rl.verl_cpu.presets import config_dir, default_preset
@@ -237,10 +237,12 @@ def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cf
     }
     import sys
 
-    cmd = [sys.executable, "-m", "verl.trainer.main_ppo",
-           *verl_overrides(str(cfg.preset), model_path=model, overrides=overrides)]
+    worker_env = {CONFIG_VAR: str(settings)}
+    cmd = cluster.join_cluster([sys.executable, "-m", "verl.trainer.main_ppo",
+                                *verl_overrides(str(cfg.preset), model_path=model, overrides=overrides)],
+                               cluster.server_placement(cfg, 0), worker_env)
     (work / "verl_command.txt").write_text(" ".join(cmd) + "\n")
-    code = run_verl(cmd, work, {CONFIG_VAR: str(settings)})
+    code = run_verl(cmd, work, worker_env)
     if code != 0:
         raise RuntimeError(f"verl exploration failed (exit {code}); command in {work / 'verl_command.txt'}")
     timing = ("env_seconds", "gen_seconds")  # wall-clock: the only fields a rerun would change
@@ -368,8 +370,12 @@ def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
     seed, iterations = int(cfg.seed), int(cfg.iterations)
     expert_files = [out / "expert" / f"{e}.jsonl" for e in envs]
     from openmanus_rl.train import env_options
+    from openmanus_rl.verl_cpu.presets import verl_overrides
 
-    with env_servers(envs, given=given, options=env_options(cfg)) as urls:
+    replicas = int(cfg.get("replicas") or 1)
+    placement = cluster.server_placement(cfg, replicas * len([e for e in envs if e not in given]),
+                                         verl_overrides(str(cfg.preset)))
+    with env_servers(envs, replicas, given=given, options=env_options(cfg), **placement) as urls:
         substep(out, "expert", lambda: expert_data.collect(envs, out / "expert", int(cfg.data.bc_tasks), urls, seed),
                 "expert trajectories")
         base = base_model(cfg, out, expert_files)

@@ -29,7 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
 from agentenv.launcher import ServerError, env_servers, parse_server_specs
-from openmanus_rl import datasets, run_summary
+from openmanus_rl import cluster, datasets, run_summary
 from openmanus_rl.agent_loop import AGENT_NAME, CONFIG_VAR, OpenManusAgentLoop
 from openmanus_rl.horizon import TurnSchedule
 from openmanus_rl.model_presets import model_preset, resolve_model_path, settings_preset
@@ -224,21 +224,25 @@ def train(cfg: DictConfig, args: argparse.Namespace, extra: Sequence[str]) -> in
         print(f"train_ppo.sh: {e}", file=sys.stderr)
         return 2
 
-    with env_servers(envs, int(cfg.replicas), given=given, options=env_options(cfg)) as urls:
+    replicas = int(cfg.replicas)
+    placement = cluster.server_placement(cfg, replicas * len([e for e in envs if e not in given]),
+                                         [*verl_overrides(cfg.preset), *cfg.verl_extra])
+    with env_servers(envs, replicas, given=given, options=env_options(cfg), **placement) as urls:
         data = datasets.build(envs, Path(cfg.data_dir).resolve(), urls, max_train=cfg.max_train_tasks,
                               reward_style=cfg.reward_style)
         data = validation_files(data, cfg.max_val_tasks)
         model_path = prepare_model(cfg, preset, [p["train"] for p in data.values()], out)
         OmegaConf.save(cfg, out / "train_config.yaml")
         agent_yaml, settings = write_agent_loop_config(out, urls, cfg)
-        cmd = verl_command(cfg, model_path, agent_yaml, data, out, preset)
+        worker_env = {CONFIG_VAR: str(settings)}
+        cmd = cluster.join_cluster(verl_command(cfg, model_path, agent_yaml, data, out, preset), placement, worker_env)
         (out / "verl_command.txt").write_text(" ".join(cmd) + "\n")
         if args.dry_run:
             print(" ".join(cmd))
             return 0
         print(f"train_ppo: {', '.join(envs)} | {cfg.algo} | model {model_path} | preset {cfg.preset} | "
               f"servers {dict(urls)} | output {out}", flush=True)
-        return run_verl(cmd, out, {CONFIG_VAR: str(settings)})
+        return run_verl(cmd, out, worker_env)
 
 
 def run_verl(cmd: list[str], out: Path, extra_env: dict[str, str]) -> int:
