@@ -91,22 +91,6 @@ def test_ppo_with_critic_and_a_time_budget(tmp_path, data):
     assert "val-aux/maze/success/mean@1" in steps[2] and (out / "checkpoints" / "global_step_2").is_dir()
 
 
-def test_two_environments_in_one_run(tmp_path, data):
-    out = tmp_path / "multi"
-    log = train(out, data, "--env_name", "maze,wordle", "--steps", "1", "data.train_batch_size=8")
-    steps = step_metrics(log)
-    assert "val-aux/maze/success/mean@1" in steps[1] and "val-aux/wordle/success/mean@1" in steps[1]
-    # per-episode metrics of the training step, per environment, in verl's logger
-    for env in ("maze", "wordle"):
-        for key in ("success", "env_score", "turns", "invalid_actions", "env_seconds", "gen_seconds",
-                    "cut_by_budget", "cut_by_turns", "response_length", "turn_limit"):
-            assert f"episode/{env}/{key}:" in steps[1], (env, key)
-    envs = {item["env"] for item in rollouts(out, "step_1.jsonl")}
-    assert envs == {"maze", "wordle"}
-    line = next(x for x in log.splitlines() if x.startswith("[step 1]"))
-    assert "maze: success" in line and "wordle: success" in line
-
-
 @pytest.mark.parametrize("script,args", [
     ("train_ppo.sh", ["--env_name", "no_such_env"]),
     ("train_ppo.sh", ["--env_name", "maze", "--server", "maze=localhost:1"]),

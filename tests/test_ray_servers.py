@@ -1,0 +1,247 @@
+"""Environment server replicas as Ray actors (agentenv.ray_servers), on a simulated two-node cluster.
+
+The cluster is ``ray.cluster_utils.Cluster``: real raylets on one machine, each a node Ray schedules
+on. Replicas are real ``agentenv serve`` processes; killing one is a real SIGKILL of its server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import pytest
+from test_train_ppo import SMALL, rollouts, step_metrics
+
+from agentenv import ray_servers
+from agentenv.client import EnvPool
+from agentenv.launcher import ServerError, env_servers, parse_server_specs
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_directory_urls_round_trip_and_bad_ones_are_one_line() -> None:
+    url = ray_servers.directory_url("agentenv", "servers-abc", "maze")
+    assert ray_servers.is_directory_url(url)
+    assert ray_servers.parse_directory_url(url) == ("agentenv", "servers-abc", "maze")
+    assert parse_server_specs([f"maze={url}"]) == {"maze": [url]}
+    with pytest.raises(ServerError, match="agentenv\\+ray://NAMESPACE/DIRECTORY#NAME"):
+        parse_server_specs(["maze=agentenv+ray://agentenv#maze"])
+
+
+def test_an_unknown_backend_is_refused() -> None:
+    with pytest.raises(ServerError, match="unknown server backend 'k8s'"), env_servers(["maze"], backend="k8s"):
+        pass
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A head node with the logical resources verl's CPU preset asks for, and a second node."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 16, "num_gpus": 1, "include_dashboard": False})
+    c.add_node(num_cpus=4)
+    c.wait_for_nodes()
+    ray.init(address=c.address, log_to_driver=False, logging_level="WARNING")
+    yield c
+    ray.shutdown()
+    c.shutdown()
+
+
+def _server_pids(name: str) -> list[int]:
+    out = subprocess.run(["pgrep", "-f", f"agentenv serve {name} "], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def _directories() -> list[dict]:
+    import ray
+
+    return [a for a in ray.util.list_named_actors(all_namespaces=True) if a["namespace"] == ray_servers.NAMESPACE]
+
+
+def _all_gone(pids: set[int], timeout: float = 30.0) -> set[int]:
+    """Those of ``pids`` (replica actors, servers) still running after ``timeout`` seconds."""
+    import psutil
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        left = {p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE}
+        if not left:
+            break
+        time.sleep(0.5)
+    return left
+
+
+async def _episodes(url: str, n: int) -> list[str]:
+    """Hold ``n`` sessions at once through the pool, step each once; the replica each ran on."""
+    async with EnvPool([url], refresh=0.5) as pool:
+        sessions = [await pool.open(k, "test") for k in range(n)]
+        for sess in sessions:
+            await sess.step("move up")
+        return [s.client.base_url for s in sessions]
+
+
+def test_replicas_spread_guarded_restarted_and_gone_after(cluster) -> None:
+    before = set(_server_pids("maze"))
+    with env_servers(["maze"], replicas=2, backend="ray", ray={"health_interval": 0.5}) as urls:
+        (url,) = urls["maze"]
+        namespace, name, _ = ray_servers.parse_directory_url(url)
+        directory = ray_servers._directory(namespace, name)
+        import ray
+
+        status = ray.get(directory.status.remote())
+        assert len(status) == 2 and all(s["live"] for s in status)
+        assert len({s["node_id"] for s in status}) == 2, "SPREAD puts the two replicas on the two nodes"
+        live, token = ray_servers.lookup_sync(url)
+        assert sorted(live) == sorted(s["url"] for s in status) and len(token) >= 32
+        # bound to the node's address, so every route but /health wants the run's token
+        assert all(u.startswith(f"http://{ray.util.get_node_ip_address()}:") for u in live)
+        assert httpx.get(f"{live[0]}/info").status_code == 401
+        assert httpx.get(f"{live[0]}/info", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+
+        used = asyncio.run(_episodes(url, 4))
+        assert set(used) == set(live), "sessions go to both replicas"
+
+        victim = status[0]
+        os.kill(victim["pid"], signal.SIGKILL)
+        # sessions keep opening meanwhile, all on the replica that is up
+        assert set(asyncio.run(_episodes(url, 3))) == set(live) - {victim["url"]}
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            now = ray.get(directory.status.remote())
+            back = [s for s in now if s["actor_pid"] != victim["actor_pid"] and s["env"] == "maze"]
+            if all(s["live"] for s in now) and len(back) == 2:
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail(f"the killed replica did not come back: {now}")
+        assert sorted(s["starts"] for s in now) == [1, 2]
+        assert len(asyncio.run(_episodes(url, 4))) == 4
+        pids = {p for s in [*status, *now] for p in (s["pid"], s["actor_pid"])}
+    assert _all_gone(pids) == set(), "no replica actor or server outlives the context"
+    assert set(_server_pids("maze")) <= before
+    assert _directories() == []
+
+
+def test_openmanus_eval_runs_on_a_runs_replicas(cluster, tmp_path) -> None:
+    """``openmanus-eval --server NAME=agentenv+ray://...`` plays on the live replicas of a running job."""
+    import json
+
+    from openmanus_rl import evaluate
+
+    with env_servers(["maze"], replicas=2, backend="ray") as urls:
+        out = tmp_path / "eval.json"
+        code = evaluate.main(["--env", "maze", "--policy", "expert", "--limit", "6", "--server",
+                              f"maze={urls['maze'][0]}", "--output", str(out), "--quiet"])
+        assert code == 0
+        result = json.loads(out.read_text())
+        assert result["envs"]["maze"]["episodes"] == 6 and result["envs"]["maze"]["success_rate"] == 1.0
+
+
+def test_a_hung_server_is_restarted(cluster) -> None:
+    """A server that stops answering (SIGSTOP: alive, silent) is killed and its replica restarted."""
+    import ray
+
+    with env_servers(["maze"], replicas=1, backend="ray", ray={"health_interval": 0.5}) as urls:
+        namespace, name, _ = ray_servers.parse_directory_url(urls["maze"][0])
+        directory = ray_servers._directory(namespace, name)
+        (before,) = ray.get(directory.status.remote())
+        os.kill(before["pid"], signal.SIGSTOP)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            (now,) = ray.get(directory.status.remote())
+            if now["live"] and now["actor_pid"] != before["actor_pid"]:
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail(f"the hung replica was not restarted: {now}")
+        assert now["starts"] == 2 and now["url"] != before["url"]
+        assert _all_gone({before["pid"], before["actor_pid"]}) == set()
+        assert len(asyncio.run(_episodes(urls["maze"][0], 2))) == 2
+
+
+def test_a_replica_that_cannot_start_is_one_line(cluster) -> None:
+    with pytest.raises(ServerError, match=r"could not start the environment servers on Ray: .*no_such_option"), \
+            env_servers(["maze"], backend="ray", options={"maze": {"no_such_option": "1"}}, timeout=60):
+        pass
+
+
+def test_train_ppo_two_environments_on_two_nodes_survive_a_killed_replica(cluster, tmp_path) -> None:
+    """``train_ppo.sh --env_name maze,wordle --steps 2`` with its servers on Ray: one replica is
+    killed while episodes run on it; they are replayed elsewhere, the replica restarts, the run
+    finishes with every episode, per-environment metrics, and nothing of it left running."""
+    import ray
+
+    out = tmp_path / "run"
+    cmd = [str(REPO / "train_ppo.sh"), "--env_name", "maze,wordle", "--steps", "2", "--replicas", "2",
+           "--output_dir", str(out), f"data_dir={tmp_path / 'data'}", *SMALL, "data.train_batch_size=8",
+           "env_servers.backend=ray", f"env_servers.ray_address={cluster.address}", "env_servers.health_interval=0.5"]
+    log_path = tmp_path / "log.txt"
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=log_path.open("w"), stderr=subprocess.STDOUT)
+    killed: dict | None = None
+    restarted, seen, nodes, run_token = False, set(), set(), ""
+    deadline = time.monotonic() + 900
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+            for entry in _directories():
+                try:
+                    directory = ray.get_actor(entry["name"], namespace=entry["namespace"])
+                    status = ray.get(directory.status.remote(), timeout=10)
+                    run_token = ray.get(directory.lookup.remote("maze"), timeout=10)[1]
+                except Exception:  # the run is ending
+                    continue
+                for s in status:
+                    if s.get("pid"):
+                        seen |= {s["pid"], s["actor_pid"]}
+                        nodes.add(s["node_id"])
+                    if killed is not None:
+                        restarted |= s["actor_pid"] != killed["actor_pid"] and s["starts"] >= 2 and s["live"]
+                        continue
+                    if not s["live"] or s["env"] != "maze":
+                        continue
+                    try:
+                        sessions = httpx.get(f"{s['url']}/health", timeout=5).json()["sessions"]
+                    except httpx.HTTPError:
+                        continue
+                    if sessions > 0:  # episodes are running on it: kill its server now
+                        os.kill(s["pid"], signal.SIGKILL)
+                        killed = s
+        code = proc.wait(timeout=max(1, deadline - time.monotonic()))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    log = log_path.read_text()
+    assert code == 0, log[-5000:]
+    assert killed is not None, "no replica ever had a session to kill"
+    assert "its server failed" in log and "replaying the episode from the start" in log
+    assert restarted, "the killed replica came back"
+    assert len(nodes) == 2, "replicas ran on both nodes"
+    steps = step_metrics(log)
+    assert sorted(steps) == [1, 2]
+    for step in (1, 2):  # every episode of both steps is there: those of the killed replica were replayed
+        items = rollouts(out, f"step_{step}.jsonl")
+        assert len(items) == 8 * 4 and {i["env"] for i in items} == {"maze", "wordle"}
+        groups = Counter((i["env"], i["task_id"]) for i in items)  # no GRPO group short of an episode
+        assert len(groups) == 8 and set(groups.values()) == {4}, groups
+    # per-episode metrics of each training step, per environment, in verl's logger and the summary line
+    for env in ("maze", "wordle"):
+        assert f"val-aux/{env}/success/mean@1" in steps[2]
+        for key in ("success", "env_score", "turns", "invalid_actions", "env_seconds", "gen_seconds",
+                    "cut_by_budget", "cut_by_turns", "response_length", "turn_limit"):
+            assert f"episode/{env}/{key}:" in steps[1], (env, key)
+    line = next(x for x in log.splitlines() if x.startswith("[step 1]"))
+    assert "maze: success" in line and "wordle: success" in line
+    # the run's token went to clients through Ray only: not in a log, a config or a command line it wrote
+    written = [log, *(p.read_text(errors="replace") for p in out.rglob("*") if p.is_file() and p.suffix in
+                      (".yaml", ".txt", ".jsonl", ".json", ".log"))]
+    assert len(run_token) >= 32 and not any(run_token in text for text in written)
+    assert _all_gone(seen) == set(), "no replica actor or server outlives the run"
+    assert set(_server_pids("maze")) | set(_server_pids("wordle")) == set()
+    assert _directories() == [], "no directory actor outlives the run"
