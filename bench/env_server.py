@@ -1,12 +1,19 @@
 """Throughput and latency of an environment server under concurrent sessions.
 
     python bench/env_server.py [--env babyai] [--sessions 1,8,32,128] [--seconds 5]
+    python bench/env_server.py --capacity [--env all] [--seconds 3] [--max-sessions 256]
 
 For each concurrency level it starts a fresh `agentenv serve` process, opens N
 sessions, and has N coroutines step them as fast as the server answers (resetting
 episodes that end), through the async client (which coalesces concurrent steps into
 /step_batch requests). It prints steps/s and per-step p50/p99 latency as the caller
 sees them, beside the same environment stepped in-process with no HTTP.
+
+``--capacity`` sizes replicas: for each environment it doubles the sessions on one replica
+(1, 2, 4, ...) until the median step latency is twice that of one session, and prints the last
+level below that: how many concurrent rollouts one replica serves before it becomes the
+bottleneck (README: "replicas per N rollouts"). Sessions here step back to back; an agent that
+thinks between steps loads a server less, so the figure is a safe lower bound.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import time
 
 from agentenv import registry
 from agentenv.client import AsyncEnvClient
+from agentenv.errors import NotSupported
 from agentenv.launcher import ServerProcess
 
 
@@ -55,7 +63,13 @@ async def over_http(url: str, sessions: int, seconds: float, coalesce: bool) -> 
     info = await client.info()
     n_tasks = info["splits"]["train"]
     created = await asyncio.gather(*(client.create(i % n_tasks, "train") for i in range(sessions)))
-    actions = await client.available_actions(created[0].env_id)
+    actions = await client.available_actions(created[0].env_id)  # empty for an open action space:
+    policy = "random"  # then the server's random policy picks the actions (its expert where it has none)
+    if not actions:
+        try:
+            await client.policy_action(created[0].env_id, policy)
+        except NotSupported:
+            policy = "expert"
     lat: list[float] = []
     stop = False
 
@@ -63,8 +77,9 @@ async def over_http(url: str, sessions: int, seconds: float, coalesce: bool) -> 
         rng = random.Random(k)
         task = k
         while not stop:
+            action = rng.choice(actions) if actions else await client.policy_action(env_id, policy)
             t0 = time.perf_counter()
-            step = await client.step(env_id, rng.choice(actions))
+            step = await client.step(env_id, action)
             lat.append(time.perf_counter() - t0)
             if step.done:
                 task = (task + sessions) % n_tasks
@@ -86,13 +101,43 @@ async def over_http(url: str, sessions: int, seconds: float, coalesce: bool) -> 
             "p99_ms": 1000 * percentile(window, 0.99)}
 
 
+def capacity(name: str, seconds: float, most: int) -> dict:
+    """Double the sessions on one replica until the median step latency doubles."""
+    rows: list[dict] = []
+    n = 1
+    with ServerProcess(name, max_sessions=max(1024, most)) as server:
+        while n <= most:
+            rows.append(asyncio.run(over_http(server.url, n, seconds, coalesce=True)))
+            print(f"  {name} x{n}: p50 {rows[-1]['p50_ms']:.2f} ms", file=sys.stderr)
+            if rows[-1]["p50_ms"] >= 2 * rows[0]["p50_ms"]:
+                break
+            n *= 2
+    below = [r for r in rows if r["p50_ms"] < 2 * rows[0]["p50_ms"]]
+    last = below[-1]
+    return {"env": name, "p50_1_ms": rows[0]["p50_ms"], "sessions": last["sessions"],
+            "capped": len(below) == len(rows), "p50_ms": last["p50_ms"], "steps_per_s": last["steps_per_s"]}
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--env", default="babyai")
+    p.add_argument("--env", default="babyai", help="a name, NAME,NAME,... or all (with --capacity)")
     p.add_argument("--sessions", default="1,8,32,128")
     p.add_argument("--seconds", type=float, default=5.0)
     p.add_argument("--no-single", action="store_true", help="skip the un-coalesced /step runs")
+    p.add_argument("--capacity", action="store_true", help="sessions one replica sustains, per environment")
+    p.add_argument("--max-sessions", type=int, default=256, help="--capacity stops doubling here")
     args = p.parse_args()
+    if args.capacity:
+        names = registry.names() if args.env == "all" else args.env.split(",")
+        found = [capacity(n, args.seconds, args.max_sessions) for n in names]
+        print(f"\nsessions one replica sustains before the median step latency doubles ({args.seconds:.0f}s a level, "
+              "client and server on the same machine, back-to-back steps)")
+        print(f"{'env':<10} {'p50 ms (1)':>10} {'sessions':>9} {'p50 ms':>8} {'steps/s':>8}")
+        for r in found:
+            more = "+" if r["capped"] else ""
+            print(f"{r['env']:<10} {r['p50_1_ms']:>10.2f} {str(r['sessions']) + more:>9} {r['p50_ms']:>8.2f} "
+                  f"{r['steps_per_s']:>8.0f}")
+        return 0
     levels = [int(x) for x in args.sessions.split(",")]
 
     rows = [in_process(args.env, args.seconds)]
