@@ -24,11 +24,18 @@ _STEP_FILE = re.compile(r"^(val_)?step_(\d+)\.jsonl$")
 
 
 def summarize_file(path: Path) -> dict[str, dict[str, float]]:
+    """Per-environment means of a step's episodes. The file may be growing (rollout workers of a job on
+    a shared cluster outlive its driver by a moment): a line a worker is still writing, or was killed
+    writing, reads as cut short or as zeros, and is left out."""
     per_env: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for line in path.read_text().splitlines():
-        if line.strip():
+    for line in path.read_text(errors="replace").splitlines(keepends=True):
+        if not line.endswith("\n"):
+            continue
+        try:
             item = json.loads(line)
-            per_env[item["env"]].append(item)
+        except json.JSONDecodeError:
+            continue
+        per_env[item["env"]].append(item)
     out = {}
     for env, items in sorted(per_env.items()):
         out[env] = summarize_outcomes([(bool(i["success"]), i["reward"], i["turns"], i["invalid_actions"])

@@ -7,6 +7,7 @@ on. Replicas are real ``agentenv serve`` processes; killing one is a real SIGKIL
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -54,11 +55,6 @@ def cluster():
     c.shutdown()
 
 
-def _server_pids(name: str) -> list[int]:
-    out = subprocess.run(["pgrep", "-f", f"agentenv serve {name} "], capture_output=True, text=True).stdout
-    return [int(p) for p in out.split()]
-
-
 def _directories() -> list[dict]:
     import ray
 
@@ -88,7 +84,6 @@ async def _episodes(url: str, n: int) -> list[str]:
 
 
 def test_replicas_spread_guarded_restarted_and_gone_after(cluster) -> None:
-    before = set(_server_pids("maze"))
     with env_servers(["maze"], replicas=2, backend="ray", ray={"health_interval": 0.5}) as urls:
         (url,) = urls["maze"]
         namespace, name, _ = ray_servers.parse_directory_url(url)
@@ -125,7 +120,6 @@ def test_replicas_spread_guarded_restarted_and_gone_after(cluster) -> None:
         assert len(asyncio.run(_episodes(url, 4))) == 4
         pids = {p for s in [*status, *now] for p in (s["pid"], s["actor_pid"])}
     assert _all_gone(pids) == set(), "no replica actor or server outlives the context"
-    assert set(_server_pids("maze")) <= before
     assert _directories() == []
 
 
@@ -170,6 +164,32 @@ def test_a_replica_that_cannot_start_is_one_line(cluster) -> None:
     with pytest.raises(ServerError, match=r"could not start the environment servers on Ray: .*no_such_option"), \
             env_servers(["maze"], backend="ray", options={"maze": {"no_such_option": "1"}}, timeout=60):
         pass
+
+
+def test_a_killed_launcher_leaves_no_replica_behind(cluster, tmp_path) -> None:
+    """SIGKILL of the launcher (no clean-up code runs): Ray ends its job's actors, servers die with them."""
+    import ray
+
+    cmd = [str(REPO / "train_ppo.sh"), "--env_name", "maze,wordle", "--replicas", "2", "--output_dir",
+           str(tmp_path / "run"), f"data_dir={tmp_path / 'data'}", "env_servers.backend=ray",
+           f"env_servers.ray_address={cluster.address}"]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pids: set[int] = set()
+    deadline = time.monotonic() + 300
+    try:
+        while len(pids) < 8 and time.monotonic() < deadline:  # 4 replicas up: a server and an actor each
+            assert proc.poll() is None, "the launcher ended before its replicas were up"
+            time.sleep(0.2)
+            for entry in _directories():
+                with contextlib.suppress(Exception):
+                    status = ray.get(ray.get_actor(entry["name"], namespace=entry["namespace"]).status.remote())
+                    pids = {p for s in status if s["live"] for p in (s["pid"], s["actor_pid"])}
+        assert len(pids) == 8
+    finally:
+        proc.kill()  # SIGKILL: the launcher's finally blocks never run
+        proc.wait(30)
+    assert _all_gone(pids, timeout=60) == set(), "replicas or servers outlived their launcher"
+    assert _directories() == []
 
 
 def test_train_ppo_two_environments_on_two_nodes_survive_a_killed_replica(cluster, tmp_path) -> None:
@@ -243,5 +263,4 @@ def test_train_ppo_two_environments_on_two_nodes_survive_a_killed_replica(cluste
                       (".yaml", ".txt", ".jsonl", ".json", ".log"))]
     assert len(run_token) >= 32 and not any(run_token in text for text in written)
     assert _all_gone(seen) == set(), "no replica actor or server outlives the run"
-    assert set(_server_pids("maze")) | set(_server_pids("wordle")) == set()
     assert _directories() == [], "no directory actor outlives the run"

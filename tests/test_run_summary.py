@@ -41,3 +41,41 @@ def test_a_step_is_summarised_once_whole_with_why_episodes_ended(tmp_path, capsy
     assert [(r["step"], r["validation"]) for r in records] == [(1, False), (1, True), (2, False)]
     assert records[1]["envs"]["maze"]["avg_response_length"] == 200
     assert (tmp_path / "success_rate.png").stat().st_size > 0
+
+
+def test_a_line_still_being_written_is_left_out(tmp_path, capsys):
+    """A worker killed (or still) mid-write leaves a last line without its newline: the summary of a
+    finished run skips it instead of failing the run after training ended."""
+    rollouts = tmp_path / "rollouts"
+    rollouts.mkdir()
+    write(rollouts / "step_1.jsonl", [episode(True), episode(False)])
+    with (rollouts / "step_1.jsonl").open("a") as f:
+        f.write("\x00" * 30 + "\n")  # a line whose bytes are not in the file yet, as a reader may see it
+        f.write(json.dumps(episode(True))[:40])
+    watcher = StepWatcher(rollouts)
+    watcher.flush()
+    assert capsys.readouterr().out.startswith("[step 1] maze: success 0.50")
+
+
+
+def test_a_rollout_line_is_whole_in_the_file_before_its_lock_is_released(tmp_path, monkeypatch):
+    """Rollout workers in several processes append to one file under a lock; a line still in a write
+    buffer when the lock goes can be interleaved with another worker's (seen in a run: a step file with
+    a line starting mid-object)."""
+    import fcntl
+
+    from openmanus_rl import agent_loop
+
+    path = tmp_path / "step_1.jsonl"
+    real, sizes = fcntl.flock, []
+
+    def flock(fd, op):
+        if op == fcntl.LOCK_UN:
+            sizes.append(path.stat().st_size)
+        return real(fd, op)
+
+    monkeypatch.setattr(agent_loop.fcntl, "flock", flock)
+    for n in (10, 5_000, 50_000):
+        agent_loop._append_line(path, json.dumps(episode(True, conversations=["x" * n])))
+        assert sizes[-1] == path.stat().st_size
+    assert [json.loads(x)["success"] for x in path.read_text().splitlines()] == [True] * 3

@@ -125,7 +125,7 @@ class ServerDirectory:
         import httpx
 
         if self._http is None:
-            self._http = httpx.AsyncClient(timeout=max(1.0, self.interval))
+            self._http = httpx.AsyncClient(timeout=5.0)  # a loaded node answers late, not never
         for h in handles:
             slot = _Slot(env, h)
             self.slots.append(slot)
