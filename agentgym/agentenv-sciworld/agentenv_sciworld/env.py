@@ -121,6 +121,9 @@ class SciWorldEnv(Environment):
     instruction: ClassVar[str] = INSTRUCTION
     # a session holds a JVM of ~0.5 GB resident (bounded heap, see simulator.DEFAULT_JAVA_OPTS)
     max_sessions: ClassVar[int | None] = 16
+    # what a replica reserves on a Ray node (env_servers.backend=ray): measured 3,082 MiB for the whole
+    # server tree at 16 sessions after one step each (58 MiB idle)
+    server_memory_mb: ClassVar[int | None] = 3200
     # a step is 1-20 ms of simulation ("wait" runs 10 time steps); a minute means the JVM is stuck
     step_timeout: ClassVar[float | None] = 60.0
     Options: ClassVar[type[BaseModel]] = SciWorldOptions
