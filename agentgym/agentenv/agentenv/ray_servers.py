@@ -263,11 +263,6 @@ class RayServers:
         except ray.exceptions.RayTaskError as e:  # the directory's own error, without Ray's wrapping
             raise RuntimeError(str(e.cause) if e.cause is not None else _first_line(e)) from None
 
-    def status(self) -> list[dict[str, Any]]:
-        import ray
-
-        return ray.get(self.directory.status.remote())
-
     def stop(self) -> None:
         import ray
 
