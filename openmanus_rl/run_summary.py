@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.rollout import summarize_outcomes
+from openmanus_rl.trajectories import json_lines
 
 _STEP_FILE = re.compile(r"^(val_)?step_(\d+)\.jsonl$")
 
@@ -28,9 +29,8 @@ def summarize_file(path: Path) -> dict[str, dict[str, float]]:
     a shared cluster outlive its driver by a moment): a line a worker is still writing, or was killed
     writing, reads as cut short or as zeros, and is left out."""
     per_env: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for line in path.read_text(errors="replace").splitlines(keepends=True):
-        if not line.endswith("\n"):
-            continue
+    *complete, _unfinished = json_lines(path.read_text(errors="replace"))
+    for line in complete:
         try:
             item = json.loads(line)
         except json.JSONDecodeError:
@@ -107,7 +107,7 @@ class StepWatcher:
 def read_metrics(path: Path) -> list[dict[str, Any]]:
     """``env_metrics.jsonl`` in step order (a resumed run appends; the last record of a step wins)."""
     records: dict[tuple[int, bool], dict[str, Any]] = {}
-    for line in path.read_text().splitlines():
+    for line in json_lines(path.read_text()):
         if line.strip():
             r = json.loads(line)
             records[(int(r["step"]), bool(r["validation"]))] = r

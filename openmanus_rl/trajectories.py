@@ -46,6 +46,12 @@ def loss_mask(item: dict[str, Any]) -> list[bool]:
     return [bool(t["loss"]) if t.get("loss") is not None else t["from"] == "gpt" for t in item["conversations"]]
 
 
+def json_lines(text: str) -> list[str]:
+    """The lines of a JSON-lines text. Split on "\\n" only: JSON escapes it inside strings but not
+    U+2028, U+0085 and the like, which a model's reply can hold and ``str.splitlines`` would split on."""
+    return text.split("\n")
+
+
 def read(path: str | Path) -> Iterator[dict[str, Any]]:
     """Items of a JSON-lines file or of a file holding one JSON array."""
     text = Path(path).read_text()
@@ -53,7 +59,7 @@ def read(path: str | Path) -> Iterator[dict[str, Any]]:
     if stripped.startswith("["):
         yield from json.loads(stripped)
         return
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(json_lines(text), 1):
         if line.strip():
             try:
                 yield json.loads(line)

@@ -9,7 +9,6 @@ the tiny Qwen2 tokenizer, verl's token builder and output conversion, HTTP serve
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
 import torch
@@ -21,7 +20,7 @@ from verl.workers.rollout.replica import TokenOutput
 
 from agentenv.client import EnvClient
 from agentenv.launcher import ServerProcess
-from openmanus_rl import prompts
+from openmanus_rl import prompts, trajectories
 from openmanus_rl.agent_loop import OpenManusAgentLoop
 from openmanus_rl.tiny_model import build_tiny_model
 
@@ -150,7 +149,7 @@ def test_successful_episode_reward_on_last_model_token(tokenizer, maze, tmp_path
     with EnvClient(url) as c:
         assert c.health()["sessions"] == 0
     # a test-split row is a validation episode: it goes to val_step_<trainer step>.jsonl
-    (item,) = [json.loads(line) for line in (tmp_path / "rollouts" / "val_step_3.jsonl").read_text().splitlines()]
+    (item,) = list(trajectories.read(tmp_path / "rollouts" / "val_step_3.jsonl"))
     assert item["item_id"] == "maze_0" and item["success"] is True and item["actions"] == actions
     assert [t["from"] for t in item["conversations"]] == ["human"] + ["gpt", "human"] * (len(actions) - 1) + ["gpt"]
 
@@ -193,7 +192,7 @@ def test_a_rows_sample_seed_seeds_every_turn_and_is_logged(tokenizer, maze, tmp_
     assert seeds({"sample_seed": 12345, "sample": 1}) == first
     assert set(seeds({"sample_seed": 12346, "sample": 0})).isdisjoint(first)
     assert seeds({}) == [None, None, None]
-    logged = [json.loads(line) for line in (tmp_path / "rollouts" / "step_3.jsonl").read_text().splitlines()]
+    logged = list(trajectories.read(tmp_path / "rollouts" / "step_3.jsonl"))
     assert [it.get("sample") for it in logged] == [1, 1, 0, None]
 
 
@@ -251,7 +250,7 @@ def test_rollout_rewards_equal_a_replay_on_a_fresh_server(tokenizer, tmp_path):
             play(tokenizer, ScriptedModel(tokenizer, script),
                  {"env_servers": {"maze": [url]}, "rollout_dir": str(tmp_path), "max_turns": 40},
                  {"logprobs": True}, row("maze", 5 + k, obs, split="train"))
-    items = [json.loads(line) for line in (tmp_path / "step_3.jsonl").read_text().splitlines()]
+    items = list(trajectories.read(tmp_path / "step_3.jsonl"))
     assert len(items) == 2
     with ServerProcess("maze") as fresh, EnvClient(fresh.url) as c:
         for item in items:

@@ -13,6 +13,7 @@ import pytest
 
 from agentenv.client import EnvClient
 from agentenv.launcher import ServerProcess
+from openmanus_rl import trajectories
 
 ENVS = ("maze", "wordle", "babyai")
 
@@ -80,7 +81,7 @@ def test_play_expert_succeeds_and_random_does_not(name, tmp_path):
     assert expert["success_rate"] >= 0.95, expert
     assert rand["success_rate"] <= expert["success_rate"] - 0.4, (expert, rand)
     assert {"avg_reward", "avg_turns"} <= set(expert)
-    episodes = [json.loads(line) for line in (tmp_path / "expert.jsonl").read_text().splitlines()]
+    episodes = list(trajectories.read(tmp_path / "expert.jsonl"))
     assert len(episodes) == expert["episodes"]
     assert sum(e["success"] for e in episodes) / len(episodes) == expert["success_rate"]
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from agentenv.client import EnvClient, read_info
 from agentenv.testing import serve_in_thread
-from openmanus_rl import prompts
+from openmanus_rl import prompts, trajectories
 
 from toy_envs import FlippedForkEnv, ForkEnv
 
@@ -95,7 +95,7 @@ def build_start_model(directory: Path, info) -> Path:
 
 def left_share(path: Path) -> float:
     """The share of ``left`` among the actions of a step's episodes."""
-    actions = [a.strip().lower() for line in path.read_text().splitlines() for a in json.loads(line)["actions"]]
+    actions = [a.strip().lower() for item in trajectories.read(path) for a in item["actions"]]
     return sum(a == "left" for a in actions) / max(1, len(actions))
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from openmanus_rl.run_summary import StepWatcher, read_metrics
+from openmanus_rl import trajectories
+from openmanus_rl.run_summary import StepWatcher, read_metrics, summarize_file
 
 
 def episode(success: bool, **extra) -> dict:
@@ -78,4 +79,17 @@ def test_a_rollout_line_is_whole_in_the_file_before_its_lock_is_released(tmp_pat
     for n in (10, 5_000, 50_000):
         agent_loop._append_line(path, json.dumps(episode(True, conversations=["x" * n])))
         assert sizes[-1] == path.stat().st_size
-    assert [json.loads(x)["success"] for x in path.read_text().splitlines()] == [True] * 3
+    assert [x["success"] for x in trajectories.read(path)] == [True] * 3
+
+
+def test_a_reply_with_unicode_line_separators_stays_one_episode(tmp_path):
+    """JSON leaves U+2028, U+2029 and U+0085 unescaped: a tiny model's reply held one (seen in CI) and a
+    reader splitting with ``str.splitlines`` cut the episode in two, failing or dropping it."""
+    from openmanus_rl import agent_loop
+
+    path = tmp_path / "step_1.jsonl"
+    replies = ["left\u2028right", "a\x85b\u2029c", "plain"]
+    for reply in replies:
+        agent_loop._append_line(path, json.dumps(episode(True, conversations=[reply]), ensure_ascii=False))
+    assert [x["conversations"] for x in trajectories.read(path)] == [[r] for r in replies]
+    assert summarize_file(path)["maze"]["episodes"] == 3

@@ -11,7 +11,7 @@ import pytest
 from fastapi import FastAPI, Request
 
 from agentenv.testing import serve_app_in_thread, serve_in_thread
-from openmanus_rl import prompts
+from openmanus_rl import prompts, trajectories
 from openmanus_rl.evaluate import main as eval_main
 
 from tool_envs import FINISH, TASK, LedgerEnv, multiline_reply
@@ -107,7 +107,7 @@ def test_verl_agent_loop_delivers_multiline_tool_input_whole(ledger_url, tmp_pat
                {"logprobs": True}, kwargs)
     info_out = out.extra_fields["reward_extra_info"]
     assert out.reward_score == 1.0 and info_out["success"] == 1.0 and info_out["format_errors"] == 0
-    (logged,) = [json.loads(x) for x in (tmp_path / "r" / "val_step_1.jsonl").read_text().splitlines()]
+    (logged,) = list(trajectories.read(tmp_path / "r" / "val_step_1.jsonl"))
     sent = json.loads(logged["actions"][0].split("with Action Input:", 1)[1])
     title, items = TASK.search(created.observation).groups()
     assert sent == {"title": title, "items": items.split(", "), "note": "bought weekly\nkeep receipts"}

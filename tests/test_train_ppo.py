@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -13,6 +12,7 @@ import pytest
 
 from agentenv.client import EnvClient
 from agentenv.launcher import ServerProcess
+from openmanus_rl import trajectories
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ["agent.max_turns=3", "max_train_tasks=32", "max_val_tasks=4", "agent.max_new_tokens=24"]
@@ -33,7 +33,7 @@ def step_metrics(log: str) -> dict[int, str]:
 
 
 def rollouts(out: Path, name: str) -> list[dict]:
-    return [json.loads(line) for line in (out / "rollouts" / name).read_text().splitlines()]
+    return list(trajectories.read(out / "rollouts" / name))
 
 
 @pytest.fixture(scope="module")
