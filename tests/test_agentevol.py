@@ -110,8 +110,9 @@ VOLATILE = ("sft.log", "model_world_size_1_rank_0.pt", "extra_state_world_size_1
 
 
 def _run(out: Path, *extra: str, kill_after: str | None = None) -> subprocess.CompletedProcess | None:
+    # exploration by the hf runner: two verl start-ups less (verl's exploration has its own test below)
     cmd = [str(ROOT / "train_agentevol.sh"), "--env_name", "maze", "--iterations", "1", "--model", "tiny",
-           "--output_dir", str(out), *SMALL, *extra]
+           "--output_dir", str(out), *SMALL, "explore.backend=hf", *extra]
     if kill_after is None:
         return subprocess.run(cmd, capture_output=True, text=True, env=ENV, cwd=out.parent, timeout=600)
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV, cwd=out.parent,
@@ -168,7 +169,7 @@ def test_agentevol_runs_and_a_killed_run_resumes_to_the_same_files(tmp_path):
     again = _run(resumed)
     assert again.returncode == 0, again.stdout[-4000:] + again.stderr[-4000:]
     for step in ("expert trajectories", "evaluate the untrained model", "iteration 0: fine-tune",
-                 "iteration 1: explore (verl)", "iteration 1: keep successes"):
+                 "iteration 1: explore (hf)", "iteration 1: keep successes"):
         assert f"agentevol: {step}" in again.stdout and f"{step}: done already, skipped" in again.stdout.replace(
             "fine-tune (behaviour cloning)", "fine-tune")
     assert "agentevol: iteration 1: fine-tune ..." in again.stdout  # the interrupted sub-step is redone

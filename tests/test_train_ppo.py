@@ -50,6 +50,8 @@ def test_grpo_two_steps_then_resume(tmp_path, data):
     steps = step_metrics(log)
     assert sorted(steps) == [1, 2]
     assert "critic/score/mean" in steps[2] and "val-aux/maze/success/mean@1" in steps[2]
+    for line in steps.values():  # rollout log-probs == trainer log-probs: weights synced before each rollout
+        assert float(re.search(r"rollout_probs_diff_max:(?:np\.\w+\()?([-\w.+]+)", line).group(1)) < 1e-3
     assert "[step 1] maze: success" in log and "[validation step 2] maze" in log
     first = rollouts(out, "step_1.jsonl")
     assert len(first) == 4 * 4  # train_batch_size x rollout.n

@@ -359,18 +359,6 @@ def _check_step(metrics: dict):
 
 
 @cpu_only
-def test_main_ppo_grpo_two_steps(tmp_path, tiny_model):
-    steps, _ = _run_main_ppo(tmp_path, "grpo", tiny_model, {})
-    assert sorted(steps) == [1, 2]
-    for metrics in steps.values():
-        _check_step(metrics)
-        assert metrics["training/num_turns/mean"] == 4  # user, assistant, observation, assistant
-    assert "val-core/toy/reward/mean@1" in steps[2]  # validation ran (test_freq=2)
-    assert (tmp_path / "checkpoints" / "global_step_2" / "actor").is_dir()
-    print(f"\nGRPO seconds per step: {[steps[s]['timing_s/step'] for s in sorted(steps)]}")
-
-
-@cpu_only
 def test_main_ppo_gae_with_critic_then_resume(tmp_path, tiny_model):
     steps, _ = _run_main_ppo(tmp_path, "gae", tiny_model, {})
     assert sorted(steps) == [1, 2]
