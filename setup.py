@@ -11,7 +11,7 @@ setup(
     install_requires=["agentenv", "verl[verl-core]==0.9.1", "matplotlib", "pandas", "pyarrow", "pyyaml", "omegaconf",
                       "httpx", "tqdm", "transformers", "tokenizers"],
     entry_points={
-        "verl.plugins": ["openmanus_verl_cpu = openmanus_rl.verl_cpu"],
+        "verl.plugins": ["openmanus_verl_cpu = openmanus_rl.verl_cpu.plugin"],
         "console_scripts": ["openmanus-eval = openmanus_rl.evaluate:main"],
     },
 )

@@ -47,11 +47,10 @@ from agentenv.policies import Decision, Policy
 from agentenv.protocol import InfoResponse
 from agentenv.rollout import Episode, run_episode
 from openmanus_rl import prompts, rewards, trajectories
+from openmanus_rl.agent_registration import AGENT_NAME, CONFIG_VAR
 from openmanus_rl.horizon import TurnSchedule
 
 log = logging.getLogger(__name__)
-AGENT_NAME = "openmanus"
-CONFIG_VAR = "OPENMANUS_AGENT_CONFIG"  # path of the settings YAML
 
 # Pools live per process and event loop: verl builds a new agent loop object per sample.
 _POOLS: dict[tuple[int, str, tuple[str, ...]], EnvPool] = {}

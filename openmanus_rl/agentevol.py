@@ -190,7 +190,7 @@ def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cf
     import asyncio
 
     from openmanus_rl import datasets
-    from openmanus_rl.agent_loop import AGENT_NAME, CONFIG_VAR, OpenManusAgentLoop
+    from openmanus_rl.agent_registration import AGENT_NAME, CONFIG_VAR, write_agent_loop_files
     from openmanus_rl.train import run_verl
     from openmanus_rl.verl_cpu.presets import verl_overrides
 
@@ -203,12 +203,8 @@ def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cf
             for r in asyncio.run(datasets.task_rows(env, "train", urls[env], int(cfg.data.explore_tasks)))
             for j in range(samples)]
     datasets.write_parquet(rows, work / "instructions.parquet")
-    registration = work / "agent_loop.yaml"
-    target = f"{OpenManusAgentLoop.__module__}.{OpenManusAgentLoop.__name__}"
-    OmegaConf.save(OmegaConf.create([{"name": AGENT_NAME, "_target_": target}]), registration)
-    settings = work / "agent_settings.yaml"
-    OmegaConf.save(OmegaConf.create({"env_servers": urls, "rollout_dir": str(work / "rollouts"),
-                                     "max_new_tokens": int(cfg.explore.max_new_tokens)}), settings)
+    registration, settings = write_agent_loop_files(work, {"env_servers": urls, "rollout_dir": str(work / "rollouts"),
+                                                           "max_new_tokens": int(cfg.explore.max_new_tokens)})
     preset_verl = model_preset(str(cfg.model)).get("verl", {})
     overrides: dict[str, Any] = {
         **preset_verl,

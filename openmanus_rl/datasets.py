@@ -22,8 +22,8 @@ from agentenv.client import EnvPool
 from agentenv.launcher import env_servers, parse_server_specs, server_info
 from agentenv.protocol import InfoResponse
 from openmanus_rl import prompts, rewards, trajectories
+from openmanus_rl.agent_registration import AGENT_NAME
 
-AGENT_NAME = "openmanus"
 SPLITS = ("train", "test")
 
 

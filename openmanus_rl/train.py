@@ -30,7 +30,7 @@ from omegaconf import DictConfig, OmegaConf
 from agentenv import registry
 from agentenv.launcher import ServerError, env_servers, parse_server_specs
 from openmanus_rl import cluster, datasets, run_summary
-from openmanus_rl.agent_loop import AGENT_NAME, CONFIG_VAR, OpenManusAgentLoop
+from openmanus_rl.agent_registration import CONFIG_VAR, write_agent_loop_files
 from openmanus_rl.horizon import TurnSchedule
 from openmanus_rl.model_presets import model_preset, resolve_model_path, settings_preset
 from openmanus_rl.verl_cpu.presets import config_dir, default_preset, verl_overrides
@@ -156,17 +156,6 @@ def prepare_model(cfg: DictConfig, preset: dict[str, Any], train_files: Sequence
     return str(build_tiny_model(out / "model", corpus=corpus, **preset.get("tiny", {})))
 
 
-def write_agent_loop_config(out: Path, urls: dict[str, list[str]], cfg: DictConfig) -> tuple[Path, Path]:
-    """The agent-loop registration verl reads, and the loop's settings (servers, limits, log dir)."""
-    registration = out / "agent_loop.yaml"
-    entry = {"name": AGENT_NAME, "_target_": f"{OpenManusAgentLoop.__module__}.{OpenManusAgentLoop.__name__}"}
-    OmegaConf.save(OmegaConf.create([entry]), registration)
-    settings = out / "agent_settings.yaml"
-    OmegaConf.save(OmegaConf.create({"env_servers": urls, "rollout_dir": str(out / "rollouts"),
-                                     **OmegaConf.to_container(cfg.agent)}), settings)
-    return registration, settings
-
-
 def verl_command(cfg: DictConfig, model_path: str, agent_yaml: Path, data: dict[str, dict[str, Path]],
                  out: Path, preset: dict[str, Any]) -> list[str]:
     overrides: dict[str, Any] = {}
@@ -233,7 +222,8 @@ def train(cfg: DictConfig, args: argparse.Namespace, extra: Sequence[str]) -> in
         data = validation_files(data, cfg.max_val_tasks)
         model_path = prepare_model(cfg, preset, [p["train"] for p in data.values()], out)
         OmegaConf.save(cfg, out / "train_config.yaml")
-        agent_yaml, settings = write_agent_loop_config(out, urls, cfg)
+        agent_yaml, settings = write_agent_loop_files(out, {"env_servers": urls, "rollout_dir": str(out / "rollouts"),
+                                                            **OmegaConf.to_container(cfg.agent)})
         worker_env = {CONFIG_VAR: str(settings)}
         cmd = cluster.join_cluster(verl_command(cfg, model_path, agent_yaml, data, out, preset), placement, worker_env)
         (out / "verl_command.txt").write_text(" ".join(cmd) + "\n")

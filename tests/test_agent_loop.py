@@ -118,6 +118,12 @@ def spans(mask):
     return out
 
 
+def test_launchers_name_the_loop_verl_imports():
+    from openmanus_rl.agent_registration import LOOP_CLASS
+
+    assert f"{OpenManusAgentLoop.__module__}.{OpenManusAgentLoop.__qualname__}" == LOOP_CLASS
+
+
 def test_successful_episode_reward_on_last_model_token(tokenizer, maze, tmp_path):
     url = maze[0].url
     actions = expert_actions(url, 0)

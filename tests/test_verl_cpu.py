@@ -44,10 +44,10 @@ def test_import_verl_loads_plugin_and_selects_cpu_platform():
         """
         import sys
         import verl
-        assert "openmanus_rl.verl_cpu" in sys.modules, "verl.plugins entry point did not load"
+        assert "openmanus_rl.verl_cpu.plugin" in sys.modules, "verl.plugins entry point did not load"
         from verl.plugin.platform import PlatformRegistry, get_platform
         from verl.utils.device import get_device_name, get_nccl_backend, get_device_id
-        import openmanus_rl.verl_cpu as plugin
+        import openmanus_rl.verl_cpu.plugin as plugin
         print(PlatformRegistry.registered_names(), get_device_name(), get_nccl_backend(), get_device_id())
         import verl.workers.engine_workers, verl.utils.distributed as dist
         from verl.workers.rollout.replica import RolloutReplicaRegistry
@@ -68,6 +68,22 @@ def test_import_verl_loads_plugin_and_selects_cpu_platform():
     assert lines[2] == "FSDPEngineWithLMHead FSDPEngineWithValueHead"
     assert lines[3] == "True True"
     assert "'patches_applied': True" in lines[4] and "'engines_registered': True" in lines[4]
+
+
+def test_launchers_import_neither_verl_nor_torch():
+    """The launchers read presets and write verl's files without verl: a user's mistake is one line in a
+    second, not after seconds of verl's and torch's imports; only ``import verl`` loads the plugin."""
+    out = _run_python(
+        """
+        import sys, time
+        t = time.perf_counter()
+        import openmanus_rl.agentevol, openmanus_rl.evaluate, openmanus_rl.sft, openmanus_rl.train
+        from openmanus_rl.verl_cpu import verl_overrides
+        assert verl_overrides("cpu")
+        print([m for m in ("verl", "torch", "ray", "openmanus_rl.verl_cpu.plugin") if m in sys.modules])
+        """
+    )
+    assert out.strip() == "[]"
 
 
 def test_plugin_steps_aside_when_an_accelerator_exists(monkeypatch):
@@ -405,7 +421,7 @@ def test_a_worker_whose_launcher_died_before_it_armed_the_signal_ends_itself(tmp
     fire, so the worker must notice it is an orphan already (else it waits for a rendezvous forever)."""
     pid_file = tmp_path / "worker.pid"
     worker = (f"import os, time; time.sleep(1.0); open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
-              "from openmanus_rl.verl_cpu import _die_with_parent; _die_with_parent(); time.sleep(60)")
+              "from openmanus_rl.verl_cpu.plugin import _die_with_parent; _die_with_parent(); time.sleep(60)")
     launcher = f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {worker!r}])"  # exits at once
     subprocess.run([sys.executable, "-c", launcher], env={**os.environ, "OPENMANUS_DIE_WITH_PARENT": "1"},
                    check=True, timeout=30)

@@ -1,7 +1,7 @@
 """verl plugin that lets verl 0.9.1's unmodified trainer run on CPU-only machines.
 
-Loaded automatically by ``import verl`` (entry point group ``verl.plugins``, see setup.py), in the driver
-and in every Ray worker. On import it:
+Loaded automatically by ``import verl`` (entry point group ``verl.plugins``, see setup.py: the module
+:mod:`.plugin`), in the driver and in every Ray worker. On import it:
 
 * registers the ``cpu`` platform (:mod:`.platform`) - chosen by verl's auto-detection only when no
   accelerator is present (or with ``VERL_PLATFORM=cpu``);
@@ -16,110 +16,6 @@ On a machine with CUDA nothing changes besides one more (unused) platform and ro
 Launchers use :func:`verl_overrides` (``presets.py``) to get the hydra overrides of a preset.
 """
 
-from __future__ import annotations
+from .presets import config_dir, default_preset, load_preset, verl_overrides
 
-import os
-
-from .platform import PLATFORM_NAME, PlatformCPU, accelerator_present, cpu_platform_wanted  # noqa: F401
-from .presets import default_preset, load_preset, verl_overrides
-
-__all__ = [
-    "PLATFORM_NAME",
-    "PlatformCPU",
-    "cpu_platform_wanted",
-    "default_preset",
-    "load_preset",
-    "plugin_status",
-    "verl_overrides",
-]
-
-_status = {"platform_registered": True, "rollout_registered": False, "patches_applied": False,
-           "engines_registered": False, "threads": None}
-
-
-ROLLOUT_NAME = "hf"
-_ADAPTER_FQN = "openmanus_rl.verl_cpu.rollout.HFServerAdapter"
-
-
-def _load_hf_replica():
-    from .rollout import HFReplica
-
-    return HFReplica
-
-
-def _register_replica(replica_mod) -> None:
-    # public hook (verl/workers/rollout/replica.py:RolloutReplicaRegistry); the loader imports lazily
-    replica_mod.RolloutReplicaRegistry.register(ROLLOUT_NAME, _load_hf_replica)
-    _status["rollout_registered"] = True
-
-
-def _register_adapter(base_mod) -> None:
-    # verl has no public registration function for the in-worker adapter (workers/rollout/base.py:
-    # _ROLLOUT_REGISTRY, read by get_rollout_class); adding a new key changes nothing for other backends.
-    base_mod._ROLLOUT_REGISTRY[(ROLLOUT_NAME, "async")] = _ADAPTER_FQN
-
-
-def _register_cpu_engines(impl) -> None:
-    """verl registers its FSDP engines for devices cuda/npu only (workers/engine/fsdp/transformer_impl.py:1143,
-    :1594; lookup in workers/engine/base.py:get_engine_cls). Register the same classes for device "cpu"
-    through the public ``EngineRegistry.register`` decorator."""
-    from verl.workers.engine.base import EngineRegistry
-
-    engines = (("language_model", impl.FSDPEngineWithLMHead), ("value_model", impl.FSDPEngineWithValueHead))
-    for model_type, cls in engines:
-        registered = EngineRegistry._engines.get(model_type, {}).get("fsdp2", {})
-        if "cpu" not in registered:
-            EngineRegistry.register(model_type=model_type, backend=["fsdp", "fsdp2"], device="cpu")(cls)
-    _status["engines_registered"] = True
-
-
-DIE_WITH_PARENT = "OPENMANUS_DIE_WITH_PARENT"
-
-
-def _die_with_parent() -> None:
-    """A verl process started by a launcher that may be killed outright (torchrun's SFT workers run in
-    sessions of their own, so killing the launcher's process group does not reach them): with
-    ``$OPENMANUS_DIE_WITH_PARENT`` set, the kernel sends it SIGTERM when its parent dies. A parent that
-    died before this ran (a kill during the seconds a worker spends importing) sends nothing: the
-    process, re-parented to init, ends itself instead of waiting forever for a rendezvous."""
-    if os.environ.get(DIE_WITH_PARENT) != "1":
-        return
-    import signal
-
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    _status["dies_with_parent"] = True
-    if os.getppid() == 1:  # orphaned already (the launcher is never init)
-        os.kill(os.getpid(), signal.SIGTERM)
-
-
-def _setup() -> None:
-    from .patches import apply, when_imported
-
-    _die_with_parent()
-
-    # The registries live in modules verl imports lazily; register when they get imported.
-    when_imported("verl.workers.rollout.base", _register_adapter)
-    when_imported("verl.workers.rollout.replica", _register_replica)
-    if cpu_platform_wanted():
-        apply()
-        _status["patches_applied"] = True
-        when_imported("verl.workers.engine.fsdp.transformer_impl", _register_cpu_engines)
-        threads = os.environ.get("OPENMANUS_VERL_CPU_THREADS", "1").strip()
-        if threads and threads != "0":
-            import torch
-
-            torch.set_num_threads(int(threads))
-            _status["threads"] = int(threads)
-
-
-def plugin_status() -> dict:
-    """What the plugin did in this process (for tests and diagnostics)."""
-    return dict(_status)
-
-
-_setup()
+__all__ = ["config_dir", "default_preset", "load_preset", "verl_overrides"]

@@ -40,12 +40,11 @@ from verl.workers.rollout.base import BaseRollout
 from verl.workers.rollout.replica import RolloutMode, RolloutReplica, TokenOutput
 
 from .generation import GenRequest, HFGenerator
+from .plugin import ROLLOUT_NAME
 from .prefix_cache import PrefixCache
 
 logger = logging.getLogger(__name__)
 logger.setLevel(os.getenv("VERL_LOGGING_LEVEL", "WARN"))
-
-ROLLOUT_NAME = "hf"
 
 
 def _cfg_get(cfg: Any, key: str, default: Any = None) -> Any:
