@@ -2,7 +2,7 @@
 
 verl loads it through the ``verl.plugins`` entry point (setup.py). Importing the package
 ``openmanus_rl.verl_cpu`` alone does none of this (launchers read presets without importing verl or
-torch), so a user's mistake is reported in a second, not after verl's imports.
+torch), so a user's mistake is reported without first waiting for verl's imports.
 """
 
 from __future__ import annotations
