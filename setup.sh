@@ -20,9 +20,11 @@ pip() { "$py" -m pip install --quiet --disable-pip-version-check -c "$pins" "$@"
 pip "pip==26.3"
 pip "torch==2.13.0"          # first, so nothing pulls another torch build
 pip -r requirements/dev.txt
-pip -e agentgym/agentenv -e .
+# the project's own packages build with the pinned setuptools just installed (no isolated build env per
+# package: ~4 s less for each of them)
+pip --no-build-isolation -e agentgym/agentenv -e .
 for pkg in agentgym/agentenv-*/; do
-    PYTHON="$py" PIP_ARGS="--quiet -c $pins" bash "$pkg/setup.sh"
+    PYTHON="$py" PIP_ARGS="--quiet -c $pins --no-build-isolation" bash "$pkg/setup.sh"
 done
 "$py" -m agentenv list
 echo "$want" > "$stamp"
