@@ -44,20 +44,23 @@ def data(tmp_path_factory) -> Path:
 CURRICULUM = "agent.max_turns=[[1,2],[3,3]]"  # a horizon curriculum: 2 turns for steps 1-2, 3 from step 3
 
 
-def test_grpo_two_steps_then_resume(tmp_path, data):
+def test_grpo_three_steps_with_a_horizon_curriculum(tmp_path, data):
     out = tmp_path / "run"
-    log = train(out, data, "--env_name", "maze", "--algo", "grpo", "--steps", "2", CURRICULUM)
+    # a response budget that holds 3 turns of replies grown longer by two updates (else the check below that
+    # step 3's episodes reach its limit fails on episodes cut by the budget)
+    log = train(out, data, "--env_name", "maze", "--algo", "grpo", "--steps", "3", CURRICULUM,
+                "data.max_response_length=512")
     steps = step_metrics(log)
-    assert sorted(steps) == [1, 2]
-    assert "critic/score/mean" in steps[2] and "val-aux/maze/success/mean@1" in steps[2]
+    assert sorted(steps) == [1, 2, 3]
+    assert "critic/score/mean" in steps[3] and "val-aux/maze/success/mean@1" in steps[3]
     for line in steps.values():  # rollout log-probs == trainer log-probs: weights synced before each rollout
         assert float(re.search(r"rollout_probs_diff_max:(?:np\.\w+\()?([-\w.+]+)", line).group(1)) < 1e-3
-    assert "[step 1] maze: success" in log and "[validation step 2] maze" in log
+    assert "[step 1] maze: success" in log and "[validation step 3] maze" in log
     first = rollouts(out, "step_1.jsonl")
     assert len(first) == 4 * 4  # train_batch_size x rollout.n
     assert all(item["item_id"] == f"maze_{item['task_id']}" and item["conversations"][0]["from"] == "human"
                for item in first)
-    assert (out / "checkpoints" / "global_step_2").is_dir()
+    assert (out / "checkpoints" / "global_step_3").is_dir()
 
     # the rewards in the log are what the environment gives for the same actions
     with ServerProcess("maze") as server, EnvClient(server.url) as c:
@@ -68,29 +71,33 @@ def test_grpo_two_steps_then_resume(tmp_path, data):
             assert sum(s.reward for s in steps_) == item["reward"]
             assert [s.valid for s in steps_].count(False) == item["invalid_actions"]
 
-    # a second run with the same directory resumes after step 2 instead of starting over
-    log = train(out, data, "--env_name", "maze", "--algo", "grpo", "--steps", "3", CURRICULUM)
-    assert sorted(step_metrics(log)) == [3]
-    assert len(rollouts(out, "step_1.jsonl")) == 16 and len(rollouts(out, "step_3.jsonl")) == 16
-
     # the curriculum: the turn limits the episodes of each step actually had (validation: the last limit)
-    for name, limit in (("step_1.jsonl", 2), ("step_2.jsonl", 2), ("step_3.jsonl", 3), ("val_step_2.jsonl", 3)):
+    for name, limit in (("step_1.jsonl", 2), ("step_2.jsonl", 2), ("step_3.jsonl", 3), ("val_step_3.jsonl", 3)):
         items = rollouts(out, name)
         assert {i["turn_limit"] for i in items} == {limit}, name
         assert max(i["turns"] for i in items) <= limit and any(i["turns"] == limit for i in items), name
         assert all(i["cut_by_turns"] == (i["turns"] == limit and not i["done"]) for i in items), name
-    assert "episode/maze/turn_limit:3.0" in step_metrics(log)[3] and "(limit 3)" in log
+    assert "episode/maze/turn_limit:3.0" in steps[3] and "(limit 3)" in log
 
 
-def test_ppo_with_critic_and_a_time_budget(tmp_path, data):
+def test_ppo_with_critic_a_time_budget_then_resume(tmp_path, data):
     """--minutes ends the run at a step boundary: a budget one step overruns makes step 2 the last of 5,
-    checkpointed and validated as verl's last step."""
+    checkpointed (actor and critic) and validated as verl's last step; the same command again resumes there."""
     out = tmp_path / "ppo"
     log = train(out, data, "--env_name", "maze", "--algo", "ppo", "--steps", "5", "--minutes", "0.01")
     steps = step_metrics(log)
     assert sorted(steps) == [1, 2] and "critic/vf_loss" in steps[1]
     assert "time budget: step 2 is the last" in log
-    assert "val-aux/maze/success/mean@1" in steps[2] and (out / "checkpoints" / "global_step_2").is_dir()
+    assert "val-aux/maze/success/mean@1" in steps[2]
+    assert (out / "checkpoints" / "global_step_2" / "critic").is_dir()
+
+    # a second run with the same directory resumes after step 2 (actor, critic, data position) instead of
+    # starting over
+    log = train(out, data, "--env_name", "maze", "--algo", "ppo", "--steps", "3")
+    steps = step_metrics(log)
+    assert sorted(steps) == [3] and "critic/vf_loss" in steps[3] and "global_step_2" in log
+    assert len(rollouts(out, "step_1.jsonl")) == 4 and len(rollouts(out, "step_3.jsonl")) == 4
+    assert (out / "checkpoints" / "latest_checkpointed_iteration.txt").read_text().strip() == "3"
 
 
 @pytest.mark.parametrize("script,args", [

@@ -374,7 +374,9 @@ def _check_step(metrics: dict):
 
 
 @cpu_only
-def test_main_ppo_gae_with_critic_then_resume(tmp_path, tiny_model):
+def test_main_ppo_gae_with_critic(tmp_path, tiny_model):
+    """verl's own entry point with the plugin alone (no launcher, no environment servers). Resuming actor
+    and critic is tested through train_ppo.sh (tests/test_train_ppo.py)."""
     steps, _ = _run_main_ppo(tmp_path, "gae", tiny_model, {})
     assert sorted(steps) == [1, 2]
     for metrics in steps.values():
@@ -384,13 +386,6 @@ def test_main_ppo_gae_with_critic_then_resume(tmp_path, tiny_model):
     assert (ckpt / "latest_checkpointed_iteration.txt").read_text().strip() == "2"
     assert (ckpt / "global_step_2" / "critic").is_dir()
     print(f"\nGAE seconds per step: {[steps[s]['timing_s/step'] for s in sorted(steps)]}")
-
-    # resume: same checkpoint dir, one more step -> continues at step 3 from global_step_2
-    resumed, text = _run_main_ppo(tmp_path, "gae", tiny_model, {"trainer.total_training_steps": 3})
-    assert "Resuming from" in text and "global_step_2" in text
-    assert sorted(resumed) == [3]
-    _check_step(resumed[3])
-    assert (ckpt / "latest_checkpointed_iteration.txt").read_text().strip() == "3"
 
 
 @cpu_only
