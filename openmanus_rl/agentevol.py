@@ -24,7 +24,8 @@ Layout of ``DIR``: ``base_model/`` (tiny model), ``expert/<env>.jsonl``, ``untra
 ``iter_<k>/{explore,filtered}/<env>.jsonl``, ``iter_<k>/sft_data.parquet``, ``iter_<k>/checkpoint/`` (verl
 layout; ``checkpoint/global_step_N/huggingface`` is the transformers model), ``iter_<k>/eval.json``
 (per-environment success rate and average reward), ``iter_<k>/eval_trajectories.jsonl``,
-``summary.json``, ``table.txt``, ``success_rate.png``.
+``summary.json``, ``table.txt``, ``success_rate.png``, ``timings.txt`` (wall time per stage; each
+directory's ``timings.json`` holds its sub-steps' seconds).
 
 Resuming: every sub-step writes its outputs under temporary names, renames them into place and then
 writes its marker ``<dir>/.done/<step>``; a re-run with the same ``--output_dir`` skips every marked
@@ -38,6 +39,7 @@ import argparse
 import json
 import os
 import shutil
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -112,14 +114,24 @@ def mark(directory: Path, step: str) -> None:
 
 
 def substep(directory: Path, step: str, run: Callable[[], Any], label: str) -> bool:
-    """Run ``run`` unless ``directory/.done/step`` says it finished; True if it ran."""
+    """Run ``run`` unless ``directory/.done/step`` says it finished; True if it ran. Its wall time goes to
+    ``directory/timings.json`` (kept apart from the results, which a resumed run reproduces exactly)."""
     if done(directory, step):
         print(f"agentevol: {label}: done already, skipped", flush=True)
         return False
     print(f"agentevol: {label} ...", flush=True)
+    start = time.monotonic()
     run()
+    seconds = time.monotonic() - start
+    timings = directory / "timings.json"
+    write_json(timings, {**(json.loads(timings.read_text()) if timings.is_file() else {}), step: round(seconds, 1)})
     mark(directory, step)
+    print(f"agentevol: {label}: {minutes(seconds)}", flush=True)
     return True
+
+
+def minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)} min {int(seconds % 60):02d} s" if seconds >= 60 else f"{seconds:.0f} s"
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -266,10 +278,12 @@ def filter_successes(urls: dict[str, list[str]], envs: Sequence[str], directory:
         expert_data.write_atomic(directory / "filtered" / f"{env}.jsonl", kept)
 
 
-def finetune(cfg: DictConfig, init_model: str, files: Sequence[Path], directory: Path) -> None:
+def finetune(cfg: DictConfig, init_model: str, files: Sequence[Path], directory: Path, iteration: int) -> None:
     items = sft.read_items(files)
     n = sft.write_sft_parquet(items, directory / "sft_data.parquet")
-    epochs, batch_size = int(cfg.sft.epochs), int(cfg.sft.batch_size)
+    later = cfg.sft.get("iteration_epochs")  # AgentEvol's fine-tunes (iteration >= 1) may have their own budget
+    epochs = int(later if iteration > 0 and later is not None else cfg.sft.epochs)
+    batch_size = int(cfg.sft.batch_size)
     if sft.sft_steps(n, 1, batch_size) == 0:
         raise SystemExit(f"agentevol: {n} trajectories are fewer than one SFT batch ({batch_size})")
     extra = [f"optim.lr_warmup_steps={int(cfg.sft.get('warmup_steps') or -1)}"]
@@ -345,12 +359,32 @@ def plot(found: list[dict[str, Any]], envs: Sequence[str], path: Path) -> None:
     save_figure(fig, path)
 
 
+def time_table(out: Path, iterations: int) -> str:
+    """Wall time of each stage, as the runs that finished them measured it (a resumed run's table shows
+    the interrupted sub-step's redone part only)."""
+    head = ["stage", "explore", "keep", "fine-tune", "evaluate", "total"]
+    keys = ["explore", "filter", "sft", "eval"]
+    lines = [" | ".join(head), " | ".join("---" for _ in head)]
+    total = 0.0
+    stages = [("expert trajectories", out), ("untrained", out / "untrained")]
+    stages += [("0 (BC)" if k == 0 else str(k), out / f"iter_{k}") for k in range(iterations + 1)]
+    for name, d in stages:
+        seen = json.loads((d / "timings.json").read_text()) if (d / "timings.json").is_file() else {}
+        if seen:
+            total += sum(seen.values())
+            cells = [minutes(seen[k]) if k in seen else "-" for k in keys]
+            lines.append(" | ".join([name, *cells, minutes(sum(seen.values()))]))
+    lines.append(" | ".join(["all stages", *["" for _ in keys], minutes(total)]))
+    return "\n".join(lines)
+
+
 def report(out: Path, envs: Sequence[str], iterations: int, final: bool = False) -> str:
     found = rows(out, envs, iterations)
     text = table(found, envs)
     if final:
         write_json(out / "summary.json", {"envs": list(envs), "iterations": iterations, "rows": found})
         (out / "table.txt").write_text(text + "\n")
+        (out / "timings.txt").write_text(time_table(out, iterations) + "\n")
         plot(found, envs, out / "success_rate.png")
     return text
 
@@ -393,14 +427,16 @@ def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
                 since = range(1, k + 1) if cfg.merge.data == "accumulate" else [k]
                 files = expert_files + [out / f"iter_{j}" / "filtered" / f"{e}.jsonl" for j in since for e in envs]
             init = base if k == 0 or cfg.merge.init == "base" else model
-            substep(d, "sft", lambda d=d, init=init, files=files: finetune(cfg, init, files, d),
+            substep(d, "sft", lambda d=d, init=init, files=files, k=k: finetune(cfg, init, files, d, k),
                     f"iteration {k}: fine-tune{' (behaviour cloning)' if k == 0 else ''}")
             model = str(sft.hf_dir(d / "checkpoint"))
             substep(d, "eval", lambda d=d, model=model: evaluate_model(urls, envs, model, cfg, d, seed),
                     f"iteration {k}: evaluate")
             print(report(out, envs, iterations), flush=True)
     print(report(out, envs, iterations, final=True), flush=True)
-    print(f"agentevol: wrote {out / 'table.txt'}, {out / 'success_rate.png'}, {out / 'summary.json'}")
+    print("\nwall time\n" + (out / "timings.txt").read_text(), flush=True)
+    print(f"agentevol: wrote {out / 'table.txt'}, {out / 'timings.txt'}, {out / 'success_rate.png'}, "
+          f"{out / 'summary.json'}")
     return out
 
 

@@ -103,10 +103,12 @@ def _tree(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-# files whose contents legitimately differ between two identical runs: the trainer's log (timings), verl's
+# files whose contents legitimately differ between two identical runs: the trainer's log and the stages' wall
+# times (timings.json, timings.txt), verl's
 # FSDP2 shards and optimizer/extra state (torch.save pickles of DTensors: not byte-stable even between two
 # uninterrupted runs; the full weights in huggingface/model.safetensors are compared byte for byte)
-VOLATILE = ("sft.log", "model_world_size_1_rank_0.pt", "extra_state_world_size_1_rank_0.pt")
+VOLATILE = ("sft.log", "timings.json", "timings.txt", "model_world_size_1_rank_0.pt",
+            "extra_state_world_size_1_rank_0.pt")
 
 
 def _run(out: Path, *extra: str, kill_after: str | None = None) -> subprocess.CompletedProcess | None:
@@ -162,6 +164,11 @@ def test_agentevol_runs_and_a_killed_run_resumes_to_the_same_files(tmp_path):
     assert (full / "success_rate.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     summary = json.loads((full / "summary.json").read_text())
     assert [r["iteration"] for r in summary["rows"]] == ["untrained", "0", "1"]
+    times = (full / "timings.txt").read_text().splitlines()  # every stage's wall time, and the sum
+    assert [line.split(" | ")[0] for line in times[2:]] == ["expert trajectories", "untrained", "0 (BC)", "1",
+                                                             "all stages"]
+    assert "-" not in times[5].split(" | ") and "wall time\n" + "\n".join(times) in done.stdout
+    assert set(json.loads((full / "iter_1" / "timings.json").read_text())) == {"explore", "filter", "sft", "eval"}
 
     # killed during iteration 1's fine-tuning (after its exploration), then resumed
     _run(resumed, kill_after="iter_1/.done/filter")
