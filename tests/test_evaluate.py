@@ -352,6 +352,18 @@ def test_hf_batched_generation_is_left_padded_and_bounded(tiny):
     assert len(set(batched)) == 3  # replies depend on the prompt (the check above is not vacuous)
     assert backend.batch_sizes == [3, 1, 1, 1] and 0 < backend.longest_reply <= 10
 
+    # the next turn starts from the keys and values of the first (prompt + reply), and replies as if it had
+    # encoded the whole conversation again
+    fresh = HFBackend(model, tok, GenerationSettings(max_new_tokens=10), prefix_cache_tokens=0)
+    backend.prefix_cache.clear()
+    backend.generate(reqs)
+    nexts = [ChatRequest([*r.messages, {"role": "assistant", "content": reply.text},
+                          {"role": "user", "content": "You moved. " + "y " * r.task_id}], "maze", r.task_id, 1)
+             for r, reply in zip(reqs, batched, strict=True)]
+    hits = backend.prefix_cache.hits
+    assert backend.generate(nexts) == fresh.generate(nexts)
+    assert backend.prefix_cache.hits > hits and fresh.prefix_cache is None
+
 
 def test_hf_policy_runs_episodes_end_to_end_with_lockstep_batches(tiny, tmp_path):
     out = tmp_path / "hf.json"
@@ -369,6 +381,7 @@ def test_hf_policy_runs_episodes_end_to_end_with_lockstep_batches(tiny, tmp_path
     stats = result["run"]["policy_stats"]
     assert stats["generate_calls"] == 18 and stats["max_batch"] == 3 and stats["mean_batch"] == 2.0
     assert 0 < stats["longest_reply_tokens"] <= 12
+    assert stats["prefix_cache_hit_tokens"] > 0  # turns 2 and 3 start from their episode's earlier turns
     for item in result["trajectories"]:
         check_agenttraj(item, item["item_id"].rsplit("_", 1)[0])
         assert item["turns"] == 3 and item["success"] is False

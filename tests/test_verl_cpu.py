@@ -253,6 +253,16 @@ def test_prefix_cache_finds_the_longest_entry_and_is_bounded():
     cache.put(entry(range(11)))  # larger than the whole cache: not kept
     assert len(cache) == 2
 
+    # an entry of prompt [1, 2, 3] + reply [7, 8] also serves a prompt that re-tokenized the reply differently
+    # (its keys and values cut to the prompt's 3 tokens)
+    cache = PrefixCache(100)
+    cache.put(CachedPrefix([1, 2, 3, 7, 8], [(torch.arange(5.0).view(1, 5, 1),) * 2], prompt_length=3))
+    got = cache.take([1, 2, 3, 78, 9])
+    assert got.token_ids == [1, 2, 3] and got.layers[0][0].flatten().tolist() == [0.0, 1.0, 2.0]
+    assert len(cache) == 0 and cache.tokens == 0 and cache.take([1, 2, 3, 7, 8, 9]) is None  # used once
+    cache.put(CachedPrefix([1, 2, 3, 7, 8], [(torch.zeros(1, 5, 1),) * 2], prompt_length=3))
+    assert cache.take([1, 2, 3, 7, 8, 9]).token_ids == [1, 2, 3, 7, 8]  # the whole entry first
+
 
 def _server(tiny_model, **engine_kwargs):
     from transformers import AutoTokenizer

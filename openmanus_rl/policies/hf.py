@@ -4,8 +4,12 @@ Batching is *lockstep*: a batch is generated once every running episode has aske
 reply (the evaluator tells the backend how many episodes it runs and how many at once, see
 :meth:`HFBackend.plan`). Which requests share a batch, and their order in it, therefore depend
 only on the task list and the concurrency, never on timing, so greedy results (and sampled ones,
-seeded per batch) repeat exactly from run to run. A safety timeout flushes a batch that waits too
-long (a stuck episode must not stall the others); that is logged, as it can break exact repeats.
+seeded per request and turn) repeat exactly from run to run. A safety timeout flushes a batch that waits
+too long (a stuck episode must not stall the others); that is logged, as it can break exact repeats.
+
+Generation is the CPU rollout replica's (:class:`~openmanus_rl.verl_cpu.generation.HFGenerator`): an
+episode's keys and values are kept between its turns (:mod:`~openmanus_rl.verl_cpu.prefix_cache`), so a
+turn encodes only the reply and observation it adds instead of the whole conversation again.
 """
 
 from __future__ import annotations
@@ -51,15 +55,24 @@ class _Pending:
 class HFBackend:
     """Generates replies for many episodes at once with ``model.generate`` (left-padded batches)."""
 
-    def __init__(self, model: Any, tokenizer: Any, settings: GenerationSettings, *, flush_timeout: float = 60.0):
+    def __init__(self, model: Any, tokenizer: Any, settings: GenerationSettings, *, flush_timeout: float = 60.0,
+                 prefix_cache_tokens: int = 1 << 18):
+        from openmanus_rl.verl_cpu.generation import HFGenerator
+        from openmanus_rl.verl_cpu.prefix_cache import PrefixCache
+
         self.model, self.tokenizer, self.settings = model, tokenizer, settings
+        eos = model.generation_config.eos_token_id
+        if eos is None:
+            eos = tokenizer.eos_token_id
+        self.prefix_cache = PrefixCache(prefix_cache_tokens) if prefix_cache_tokens > 0 else None
+        self.generator = HFGenerator(model, list(eos) if isinstance(eos, (list, tuple)) else [eos],
+                                     tokenizer.pad_token_id, prefix_cache=self.prefix_cache)
         self.flush_timeout = flush_timeout
         self.batch_sizes: list[int] = []  # what each generate call got (for tests and diagnostics)
         self.longest_reply = 0  # most new tokens any call produced (bounded by max_new_tokens)
         self._pending: list[_Pending] = []
         self._slots: int | None = None
         self._remaining = 0
-        self._round = 0
         self._busy = False
         self._timer: asyncio.TimerHandle | None = None
         self._generating: asyncio.Task | None = None  # held so the running batch is not garbage-collected
@@ -73,7 +86,7 @@ class HFBackend:
         """The model is loaded already."""
 
     def plan(self, episodes: int, concurrency: int) -> None:
-        self._remaining, self._slots, self._round = episodes, max(1, concurrency), 0
+        self._remaining, self._slots = episodes, max(1, concurrency)
 
     def episode_finished(self) -> None:
         self._remaining -= 1
@@ -114,12 +127,11 @@ class HFBackend:
         batch = sorted(self._pending, key=lambda p: p.request.key)
         self._pending = []
         self._busy = True
-        self._generating = asyncio.get_running_loop().create_task(self._run(batch, self._round))
-        self._round += 1
+        self._generating = asyncio.get_running_loop().create_task(self._run(batch))
 
-    async def _run(self, batch: list[_Pending], round_index: int) -> None:
+    async def _run(self, batch: list[_Pending]) -> None:
         try:
-            replies = await asyncio.to_thread(self.generate, [p.request for p in batch], round_index)
+            replies = await asyncio.to_thread(self.generate, [p.request for p in batch])
         except Exception as e:
             for p in batch:
                 if not p.future.done():
@@ -145,43 +157,25 @@ class HFBackend:
             ids = ids[-room:]
         return ids
 
-    def generate(self, requests: list[ChatRequest], round_index: int = 0) -> list[Reply]:
-        """Replies for ``requests`` in one ``generate`` call (blocking; run off the event loop)."""
-        import torch
+    def generate(self, requests: list[ChatRequest]) -> list[Reply]:
+        """Replies for ``requests`` in one batch (blocking; run off the event loop)."""
+        from openmanus_rl.verl_cpu.generation import GenRequest
 
         s = self.settings
-        prompts = [self._prompt_ids(r) for r in requests]
-        width = max(len(p) for p in prompts)
-        pad = self.tokenizer.pad_token_id
-        input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
-        attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
-        device = next(self.model.parameters()).device
-        eos = self.model.generation_config.eos_token_id
-        if eos is None:
-            eos = self.tokenizer.eos_token_id
-        kwargs: dict[str, Any] = {"max_new_tokens": s.max_new_tokens, "pad_token_id": pad, "eos_token_id": eos,
-                                  "do_sample": not s.greedy}
-        if s.greedy:
-            kwargs.update(temperature=None, top_p=None, top_k=None)
-        else:
-            kwargs.update(temperature=s.temperature, top_p=s.top_p, top_k=0)  # 0: no top-k cut
+        batch = [GenRequest(self._prompt_ids(r), s.max_new_tokens, temperature=0.0 if s.greedy else s.temperature,
+                            top_p=s.top_p, seed=r.seed(s.seed)) for r in requests]
         self.batch_sizes.append(len(requests))
-        with torch.random.fork_rng(devices=[]), torch.no_grad():
-            torch.manual_seed(requests[0].seed(s.seed) ^ round_index)
-            out = self.model.generate(input_ids=input_ids.to(device), attention_mask=attention.to(device), **kwargs)
-        self.longest_reply = max(self.longest_reply, out.shape[1] - width)
-        eos_ids = set(eos if isinstance(eos, (list, tuple)) else [eos])
-        replies = []
-        for row in out.cpu().tolist():
-            new = row[width:]
-            ended = any(t in eos_ids for t in new)  # else it ran to max_new_tokens: cut
-            replies.append(Reply(self.tokenizer.decode(new, skip_special_tokens=True), cut=not ended))
-        return replies
+        results = self.generator.generate(batch)
+        self.longest_reply = max([self.longest_reply, *(len(r.token_ids) for r in results)])
+        return [Reply(self.tokenizer.decode(r.token_ids, skip_special_tokens=True), cut=r.finish_reason == "length")
+                for r in results]
 
     def stats(self) -> dict[str, float]:
         sizes = self.batch_sizes
+        cache = self.prefix_cache
+        reuse = {"prefix_cache_hit_tokens": cache.hits, "prefix_cache_miss_tokens": cache.misses} if cache else {}
         return {"generate_calls": len(sizes), "mean_batch": round(sum(sizes) / len(sizes), 3) if sizes else 0.0,
-                "max_batch": max(sizes, default=0), "longest_reply_tokens": self.longest_reply}
+                "max_batch": max(sizes, default=0), "longest_reply_tokens": self.longest_reply, **reuse}
 
     async def aclose(self) -> None:
         if self._timer is not None:

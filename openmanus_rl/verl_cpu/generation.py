@@ -209,4 +209,5 @@ class HFGenerator:
                               torch.arange(prefill_len, prefill_len + fed, device=prefill_mask.device)])
             layers = [(layer.keys[i].index_select(1, cols), layer.values[i].index_select(1, cols))
                       for layer in past.layers]
-            self.prefix_cache.put(CachedPrefix(list(r.prompt_ids) + out_tokens[i][:fed], layers))
+            self.prefix_cache.put(CachedPrefix(list(r.prompt_ids) + out_tokens[i][:fed], layers,
+                                               prompt_length=len(r.prompt_ids)))
