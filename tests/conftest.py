@@ -9,6 +9,27 @@ from agentenv.testing import serve_in_thread
 
 from toy_envs import EchoEnv
 
+# Modules whose tests start verl or Ray: one pytest-xdist worker runs them one after another (two at once would
+# share the two cores and both slow down); the other tests run beside them on the second worker (-n 2, in
+# pyproject.toml).
+TRAINER_MODULES = ("test_learning.py", "test_train_ppo.py", "test_verl_cpu.py", "test_agentevol.py",
+                   "test_ray_servers.py")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's scope scheduling with one scope for the trainer modules and one per other test."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class TrainerApart(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "trainer" if path.startswith("tests/") and path.endswith(TRAINER_MODULES) else nodeid
+
+    return TrainerApart(config, log)
+
 
 @pytest.fixture(scope="module")
 def echo_url():
