@@ -16,8 +16,10 @@ fine-tuned on them with ``verl.trainer.sft_trainer`` (``openmanus_rl.sft``). Ite
    evaluator's episode runner (batched transformers ``generate``, no Ray). Both seed every episode and
    turn from (seed, task, draw), so reruns repeat exactly;
 2. filter: keeps the trajectories whose reward reaches the environment's ``success_threshold``;
-3. fine-tune: from the base model on initial data + this iteration's successes (``merge.data: current``,
-   ``merge.init: base``: the paper's strategy; ``accumulate`` / ``previous`` are the alternatives);
+3. fine-tune on initial data + this iteration's successes (``merge.data: current``; ``accumulate`` keeps
+   every iteration's), continuing the previous model for ``sft.iteration_epochs`` passes (``merge.init:
+   previous``, the default: minutes on a CPU) or, as in the paper, from the base model (``merge.init: base``
+   with ``sft.iteration_epochs: null``: the BC budget ``sft.epochs``);
 4. evaluate: greedy decoding on each environment's test split (``openmanus-eval``'s code).
 
 Layout of ``DIR``: ``base_model/`` (tiny model), ``expert/<env>.jsonl``, ``untrained/eval.json``,
