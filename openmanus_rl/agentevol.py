@@ -13,8 +13,8 @@ fine-tuned on them with ``verl.trainer.sft_trainer`` (``openmanus_rl.sft``). Ite
    (default) runs verl's ``main_ppo`` in validation-only mode (``trainer.val_only``,
    ``rollout.val_kwargs``) with the OpenManus agent loop and verl's rollout replicas (the PPO path;
    vLLM/SGLang on GPUs) and collects the loop's AgentTraj rollout log; ``explore.backend: hf`` uses the
-   evaluator's episode runner (batched transformers ``generate``, no Ray). Both seed every episode and
-   turn from (seed, task, draw), so reruns repeat exactly;
+   evaluator's episode runner (batched generation reusing each episode's keys and values, no Ray). Both
+   seed every episode and turn from (seed, task, draw), so reruns repeat exactly;
 2. filter: keeps the trajectories whose reward reaches the environment's ``success_threshold``;
 3. fine-tune on initial data + this iteration's successes (``merge.data: current``; ``accumulate`` keeps
    every iteration's), continuing the previous model for ``sft.iteration_epochs`` passes (``merge.init:

@@ -56,7 +56,7 @@ class HFBackend:
     """Generates replies for many episodes at once with ``model.generate`` (left-padded batches)."""
 
     def __init__(self, model: Any, tokenizer: Any, settings: GenerationSettings, *, flush_timeout: float = 60.0,
-                 prefix_cache_tokens: int = 1 << 18):
+                 prefix_cache_tokens: int | None = None):
         from openmanus_rl.verl_cpu.generation import HFGenerator
         from openmanus_rl.verl_cpu.prefix_cache import PrefixCache
 
@@ -64,6 +64,8 @@ class HFBackend:
         eos = model.generation_config.eos_token_id
         if eos is None:
             eos = tokenizer.eos_token_id
+        if prefix_cache_tokens is None:  # on CPU (tiny and small models); on a GPU the entries would hold GBs
+            prefix_cache_tokens = 1 << 17 if next(model.parameters()).device.type == "cpu" else 0
         self.prefix_cache = PrefixCache(prefix_cache_tokens) if prefix_cache_tokens > 0 else None
         self.generator = HFGenerator(model, list(eos) if isinstance(eos, (list, tuple)) else [eos],
                                      tokenizer.pad_token_id, prefix_cache=self.prefix_cache)
