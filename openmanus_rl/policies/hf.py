@@ -53,7 +53,7 @@ class _Pending:
 
 
 class HFBackend:
-    """Generates replies for many episodes at once with ``model.generate`` (left-padded batches)."""
+    """Generates replies for many episodes at once (one batch per lockstep round, prefix-cached)."""
 
     def __init__(self, model: Any, tokenizer: Any, settings: GenerationSettings, *, flush_timeout: float = 60.0,
                  prefix_cache_tokens: int | None = None):
@@ -174,8 +174,7 @@ class HFBackend:
 
     def stats(self) -> dict[str, float]:
         sizes = self.batch_sizes
-        cache = self.prefix_cache
-        reuse = {"prefix_cache_hit_tokens": cache.hits, "prefix_cache_miss_tokens": cache.misses} if cache else {}
+        reuse = self.prefix_cache.counters() if self.prefix_cache is not None else {}
         return {"generate_calls": len(sizes), "mean_batch": round(sum(sizes) / len(sizes), 3) if sizes else 0.0,
                 "max_batch": max(sizes, default=0), "longest_reply_tokens": self.longest_reply, **reuse}
 

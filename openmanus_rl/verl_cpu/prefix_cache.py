@@ -58,6 +58,10 @@ class PrefixCache:
     def tokens(self) -> int:
         return self._tokens
 
+    def counters(self) -> dict[str, int]:
+        """Prompt tokens served from the cache and encoded, for a server's or backend's stats."""
+        return {"prefix_cache_hit_tokens": self.hits, "prefix_cache_miss_tokens": self.misses}
+
     def take(self, prompt_ids: list[int]) -> CachedPrefix | None:
         """Remove and return the longest entry that ``prompt_ids`` starts with, leaving at least one
         prompt token to encode (its logits start the reply); None when none fits."""

@@ -356,8 +356,7 @@ class HFRolloutServer:
         return True
 
     async def get_stats(self) -> dict:
-        cache = self.prefix_cache
-        reuse = {"prefix_cache_hit_tokens": cache.hits, "prefix_cache_miss_tokens": cache.misses} if cache else {}
+        reuse = self.prefix_cache.counters() if self.prefix_cache is not None else {}
         return dict(self.stats, **reuse, pending=len(self._pending), global_steps=self.global_steps)
 
     async def set_global_steps(self, global_steps: int):
