@@ -16,6 +16,7 @@ tokens let into the loss drown the choices' gradient in the corridor's, and the 
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -32,27 +33,30 @@ REPLY = "Thought: I choose a door.\nAction: {door}"
 STEPS = 10
 
 
-def conversations(info) -> list[tuple[list[dict[str, str]], list[str], str]]:
-    """Every two-step episode: (the first messages, the two replies, the corridor between them)."""
+def conversations(infos) -> list[tuple[list[dict[str, str]], list[str], str]]:
+    """Every two-step episode of each environment: (the first messages, the two replies, the corridor)."""
     env = ForkEnv()
     out = []
-    for a in ("left", "right"):
-        for b in ("left", "right"):
-            first, _ = env.reset(0, "train")
-            corridor = env.step(a).observation
-            out.append((prompts.initial_messages(info, first), [REPLY.format(door=a), REPLY.format(door=b)], corridor))
+    for info in infos:
+        for a in ("left", "right"):
+            for b in ("left", "right"):
+                first, _ = env.reset(0, "train")
+                corridor = env.step(a).observation
+                out.append((prompts.initial_messages(info, first), [REPLY.format(door=a), REPLY.format(door=b)],
+                            corridor))
     return out
 
 
-def build_start_model(directory: Path, info) -> Path:
-    """A tiny model cloned on every episode, so it says left and right half the time each;
-    saved as verl's checkpoint layout (``global_step_N/huggingface``)."""
+def build_start_model(directory: Path, infos) -> Path:
+    """A tiny model cloned on every episode of both environments (their prompts differ: they name the
+    environment), so it says left and right half the time each in both runs; saved as verl's checkpoint
+    layout (``global_step_N/huggingface``)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from openmanus_rl.tiny_model import build_tiny_model
 
-    convs = conversations(info)
+    convs = conversations(infos)
     corpus = [m["content"] for msgs, _, _ in convs for m in msgs] + [r for _, rs, _ in convs for r in rs]
     corpus += [c for _, _, c in convs]
     hf = directory / "global_step_5" / "huggingface"
@@ -90,7 +94,19 @@ def build_start_model(directory: Path, info) -> Path:
         opt.step()
     model.save_pretrained(hf, safe_serialization=True)
     (directory / "latest_checkpointed_iteration.txt").write_text("5")
-    return directory
+    first_choice = {}
+    with torch.no_grad():
+        for msgs, _, _ in convs[::4]:  # each environment's first prompt
+            prompt = tok.encode(tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False),
+                                add_special_tokens=False)
+            logp = {}
+            for door in ("left", "right"):
+                reply = tok.encode(REPLY.format(door=door), add_special_tokens=False) + [eos]
+                ids = torch.tensor([prompt + reply])
+                logits = model(input_ids=ids).logits[0, len(prompt) - 1:-1].log_softmax(-1)
+                logp[door] = logits.gather(1, torch.tensor(reply)[:, None]).sum().item()
+            first_choice[msgs[0]["content"]] = 1 / (1 + math.exp(logp["right"] - logp["left"]))
+    return directory, list(first_choice.values())
 
 
 def left_share(path: Path) -> float:
@@ -113,9 +129,13 @@ def start_run(env: str, url: str, model: Path, out: Path, data: Path) -> subproc
 
 def test_grpo_learns_which_door_pays_and_the_flipped_sign_unlearns_it(tmp_path):
     with serve_in_thread(ForkEnv) as url, serve_in_thread(FlippedForkEnv) as flipped_url:
-        with EnvClient(url) as c:
-            info = read_info(c.info())
-        start = build_start_model(tmp_path / "bc_checkpoint", info)
+        infos = []
+        for u in (url, flipped_url):
+            with EnvClient(u) as c:
+                infos.append(read_info(c.info()))
+        start, first_left = build_start_model(tmp_path / "bc_checkpoint", infos)
+        # the start is at chance in both environments (greedy would pick one door; sampling picks both)
+        assert len(first_left) == 2 and all(0.35 <= p <= 0.65 for p in first_left), first_left
         runs = {"fork": start_run("fork", url, start, tmp_path / "fork", tmp_path / "data"),
                 "fork_flipped": start_run("fork_flipped", flipped_url, start, tmp_path / "flipped", tmp_path / "data")}
         try:
@@ -131,13 +151,13 @@ def test_grpo_learns_which_door_pays_and_the_flipped_sign_unlearns_it(tmp_path):
     shares = {env: [left_share(tmp_path / d / "rollouts" / f"step_{step}.jsonl") for step in range(1, STEPS + 1)]
               for env, d in (("fork", "fork"), ("fork_flipped", "flipped"))}
     print("share of left per step:", json.dumps(shares))
-    # both start at chance (the BC start), so the end says what RL did
+    # both start near chance (the BC start; step 1's episodes come from it), so the end says what RL did
     assert all(0.3 <= s[0] <= 0.7 for s in shares.values()), shares
     # the last two steps (256 actions a run; chance is 0.5 +- 0.03): a single step can dip when an update
     # briefly breaks the reply format (seen at step 3 of a passing run, at this learning rate)
     end = {env: (s[-1] + s[-2]) / 2 for env, s in shares.items()}
-    assert end["fork"] >= 0.75, shares  # rewarded: chosen far above chance
-    assert end["fork_flipped"] <= 0.25, shares  # the same reward with its sign flipped: far below
+    assert end["fork"] >= max(0.75, shares["fork"][0] + 0.2), shares  # rewarded: chosen far above chance
+    assert end["fork_flipped"] <= min(0.25, shares["fork_flipped"][0] - 0.2), shares  # sign flipped: far below
     # the per-step line says why episodes ended (every one here by the task: none cut), the run plots its curve
     assert "cut budget 0.00 turns 0.00 (limit 2)" in logs["fork"]
     assert (tmp_path / "fork" / "success_rate.png").stat().st_size > 0
