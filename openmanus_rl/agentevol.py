@@ -295,9 +295,10 @@ def finetune(cfg: DictConfig, init_model: str, files: Sequence[Path], directory:
         extra.append(f"trainer.total_training_steps={steps}")
     extra += [f"{k}={v}" for k, v in OmegaConf.to_container(cfg.verl).items()]
     threads = {"OPENMANUS_VERL_CPU_THREADS": str(cfg.sft.threads)} if cfg.sft.get("threads") else {}
+    nproc = None if cfg.sft.get("nproc") in (None, "auto") else int(cfg.sft.nproc)  # None: sft.default_nproc
     sft.train(directory / "sft_data.parquet", init_model, directory / "checkpoint", log=directory / "sft.log",
               epochs=epochs, batch_size=batch_size, lr=float(cfg.sft.lr),
-              max_length=int(cfg.sft.max_length), nproc=int(cfg.sft.nproc), seed=int(cfg.seed) + 1,
+              max_length=int(cfg.sft.max_length), nproc=nproc, seed=int(cfg.seed) + 1,
               preset=f"{cfg.preset}_sft", extra=extra, env=threads)
 
 

@@ -74,6 +74,18 @@ def test_only_successes_pass_the_threshold_the_server_declares(maze_urls):
     assert expert_data.successful(items, None) == [items[0], items[2]]  # unknown env: its success flag
 
 
+
+@cpu_only
+def test_sft_ranks_default_to_one_per_core_dividing_the_batch(monkeypatch):
+    for cores, batch, want in ((1, 16, 1), (2, 16, 2), (3, 16, 2), (6, 16, 4), (8, 6, 6), (64, 16, 16), (4, 5, 1)):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda _pid, n=cores: set(range(n)))
+        assert sft.default_nproc(batch) == want, (cores, batch)
+    cmd = sft.sft_command("d.parquet", "m", "out", batch_size=16)
+    assert cmd[cmd.index("--nproc_per_node") + 1] == "4" and "trainer.n_gpus_per_node=4" in cmd  # 4 cores: the last
+    cmd = sft.sft_command("d.parquet", "m", "out", batch_size=16, nproc=1)
+    assert cmd[cmd.index("--nproc_per_node") + 1] == "1" and "trainer.n_gpus_per_node=1" in cmd
+
+
 def test_verl_sft_dataset_trains_on_agent_turns_only(expert_file, tmp_path):
     from transformers import AutoTokenizer
 
