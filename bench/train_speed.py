@@ -3,10 +3,11 @@
     .venv/bin/python bench/train_speed.py [--steps 12] [--turns 12] [--episodes 16] [--model DIR]
 
 (a) **SFT**: verl's SFT trainer as AgentEvol runs it (torchrun, configs/verl/cpu_sft.yaml, the
-    batch size, length and threads of configs/agentevol.yaml) against a plain PyTorch loop on the
-    same model, the same rows tokenized by the same dataset class (same loss mask), batches of the
-    same size padded to their longest row, AdamW, the same number of threads. Tokens/s counts
-    real (unpadded) tokens of the steps after the first.
+    batch size, length, ranks and threads of configs/agentevol.yaml: on CPU one single-threaded gloo
+    rank per core) against a plain PyTorch loop in one process on the same model, the same rows
+    tokenized by the same dataset class (same loss mask), batches of the same size padded to their
+    longest row, AdamW, as many threads as the config's threads times ranks (all the cores). Tokens/s
+    counts real (unpadded) tokens of the steps after the first.
 (b) **Generation**: the CPU rollout replica (``HFRolloutServer``, in process: what verl's agent
     loop calls each turn with the whole conversation) against transformers' ``generate`` carrying
     its KV cache from turn to turn, on one episode of expert observations with replies of a fixed
@@ -71,7 +72,8 @@ def plain_sft(parquet: Path, model_dir: str, steps: int, s: dict) -> float:
 
     from openmanus_rl.sft_dataset import AgentTrajSFTDataset
 
-    torch.set_num_threads(int(s.get("threads") or torch.get_num_threads()))
+    ranks = sft.default_nproc(s["batch_size"]) if s.get("nproc") in (None, "auto") else int(s["nproc"])
+    torch.set_num_threads(int(s.get("threads") or 1) * ranks)  # the cores verl's ranks use, in one process
     tok = AutoTokenizer.from_pretrained(model_dir)
     data = AgentTrajSFTDataset(str(parquet), tok, {"max_length": s["max_length"], "truncation": "right",
                                                    "pad_mode": "no_padding"})

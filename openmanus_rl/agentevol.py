@@ -285,20 +285,23 @@ def finetune(cfg: DictConfig, init_model: str, files: Sequence[Path], directory:
     n = sft.write_sft_parquet(items, directory / "sft_data.parquet")
     later = cfg.sft.get("iteration_epochs")  # AgentEvol's fine-tunes (iteration >= 1) may have their own budget
     epochs = int(later if iteration > 0 and later is not None else cfg.sft.epochs)
+    lr = cfg.sft.get("iteration_lr") if iteration > 0 else None  # continuing a converged model wants a small step
+    lr = float(lr if lr is not None else cfg.sft.lr)
     batch_size = int(cfg.sft.batch_size)
     if sft.sft_steps(n, 1, batch_size) == 0:
         raise SystemExit(f"agentevol: {n} trajectories are fewer than one SFT batch ({batch_size})")
     extra = [f"optim.lr_warmup_steps={int(cfg.sft.get('warmup_steps') or -1)}"]
+    if cfg.sft.get("schedule"):  # verl's scheduler over each fine-tune's steps (constant | cosine)
+        extra += [f"optim.lr_scheduler_type={cfg.sft.schedule}", f"optim.min_lr_ratio={float(cfg.sft.min_lr_ratio)}"]
     if cfg.sft.get("steps"):  # a fixed budget: as many passes as it takes, verl stops at the last step
         steps = int(cfg.sft.steps)
         epochs = -(-steps // sft.sft_steps(n, 1, batch_size))
         extra.append(f"trainer.total_training_steps={steps}")
     extra += [f"{k}={v}" for k, v in OmegaConf.to_container(cfg.verl).items()]
     threads = {"OPENMANUS_VERL_CPU_THREADS": str(cfg.sft.threads)} if cfg.sft.get("threads") else {}
-    nproc = None if cfg.sft.get("nproc") in (None, "auto") else int(cfg.sft.nproc)  # None: sft.default_nproc
     sft.train(directory / "sft_data.parquet", init_model, directory / "checkpoint", log=directory / "sft.log",
-              epochs=epochs, batch_size=batch_size, lr=float(cfg.sft.lr),
-              max_length=int(cfg.sft.max_length), nproc=nproc, seed=int(cfg.seed) + 1,
+              epochs=epochs, batch_size=batch_size, lr=lr,
+              max_length=int(cfg.sft.max_length), nproc=cfg.sft.get("nproc"), seed=int(cfg.seed) + 1,
               preset=f"{cfg.preset}_sft", extra=extra, env=threads)
 
 

@@ -80,9 +80,9 @@ def default_nproc(batch_size: int) -> int:
 
 
 def sft_command(data: str | Path, model_path: str | Path, out: str | Path, *, epochs: int = 3, batch_size: int = 16,
-                lr: float = 1e-4, max_length: int = 4096, nproc: int | None = None, seed: int = 1,
+                lr: float = 1e-4, max_length: int = 4096, nproc: int | str | None = None, seed: int = 1,
                 preset: str = "auto_sft", extra: Sequence[str] = ()) -> list[str]:
-    nproc = int(nproc) if nproc else default_nproc(batch_size)
+    nproc = default_nproc(batch_size) if nproc in (None, "auto") else int(nproc)
     overrides = {
         "data.train_files": str(data),
         "data.train_batch_size": int(batch_size),
@@ -144,11 +144,15 @@ def sft_steps(n_items: int, epochs: int, batch_size: int) -> int:
     return max(0, n_items // batch_size) * epochs if n_items >= batch_size else 0
 
 
-def losses(log: str | Path) -> list[float]:
-    """``train/loss`` per step, read from a trainer log."""
+def metric(log: str | Path, name: str) -> list[float]:
+    """A metric per step (``train/loss``, ``train/lr``, ...), read from a trainer log."""
     import re
 
-    return [float(x) for x in re.findall(r"train/loss:([-\d.e]+)", Path(log).read_text())]
+    return [float(x) for x in re.findall(re.escape(name) + r":([-\d.e]+)", Path(log).read_text())]
+
+
+def losses(log: str | Path) -> list[float]:
+    return metric(log, "train/loss")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -29,7 +29,8 @@ cpu_only = pytest.mark.skipif(torch.cuda.is_available(), reason="CPU preset test
 # verl (the default backend), 5 SFT steps each (16 items in batches of 8: three passes, verl stops at step 5)
 SMALL = ["tiny.hidden_size=32", "tiny.num_layers=1", "tiny.vocab_size=600", "data.bc_tasks=16",
          "data.explore_tasks=24", "explore.max_new_tokens=16", "explore.verl.max_response_length=1024",
-         "eval.tasks=6", "eval.max_new_tokens=16", "sft.steps=5", "sft.batch_size=8", "sft.max_length=1024"]
+         "eval.tasks=6", "eval.max_new_tokens=16", "sft.steps=5", "sft.batch_size=8", "sft.max_length=1024",
+         "sft.warmup_steps=1"]
 
 
 @pytest.fixture(scope="module")
@@ -159,6 +160,9 @@ def test_agentevol_runs_and_a_killed_run_resumes_to_the_same_files(tmp_path):
         assert (sft.hf_dir(ckpt) / "model.safetensors").is_file()
         losses = sft.losses(full / f"iter_{k}" / "sft.log")
         assert len(losses) == 5 and losses[-1] < losses[0]  # the step budget, not whole passes
+        lrs = sft.metric(full / f"iter_{k}" / "sft.log", "train/lr")  # cosine from the peak to 0.1 of it
+        peak = 3e-3 if k == 0 else 3e-4  # sft.lr for BC, sft.iteration_lr for the iterations
+        assert peak * 1.001 >= lrs[1] > lrs[2] > lrs[3] > lrs[4] >= 0.1 * peak * 0.999, lrs
     # the checkpoint loads as the evaluator's verl: policy (and its huggingface/ as hf: / train_ppo --model)
     from openmanus_rl.policies import GenerationSettings, PolicySpec, build_policy
 
