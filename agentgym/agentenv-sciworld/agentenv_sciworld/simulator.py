@@ -88,7 +88,11 @@ class Simulator(ScienceWorldEnv):
             raise SimulatorError(f"the ScienceWorld JVM did not start (said {line[:200]!r}); command: "
                                  f"{' '.join(cmd)}") from None
         threading.Thread(target=_drain, args=(proc.stdout,), daemon=True, name=f"sciworld-jvm-{proc.pid}").start()
-        self._gateway = JavaGateway(gateway_parameters=GatewayParameters(port=port, auto_field=True, auto_close=True),
+        # no memory management: with it, a Python-side JavaObject collected by the garbage collector sends the JVM a
+        # "delete" command from whichever thread collects it - the server's event loop too, which then hangs on a
+        # stuck JVM before a step timeout can kill it (seen once in CI). The JVM lives only as long as its session.
+        self._gateway = JavaGateway(gateway_parameters=GatewayParameters(port=port, auto_field=True, auto_close=True,
+                                                                         enable_memory_management=False),
                                     java_process=proc)
         self.server = self._gateway.jvm.scienceworld.runtime.pythonapi.PythonInterface()
         # what ScienceWorldEnv's methods expect to find
