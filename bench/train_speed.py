@@ -72,7 +72,7 @@ def plain_sft(parquet: Path, model_dir: str, steps: int, s: dict) -> float:
 
     from openmanus_rl.sft_dataset import AgentTrajSFTDataset
 
-    ranks = sft.default_nproc(s["batch_size"]) if s.get("nproc") in (None, "auto") else int(s["nproc"])
+    ranks = sft.resolve_nproc(s.get("nproc"), s["batch_size"])
     torch.set_num_threads(int(s.get("threads") or 1) * ranks)  # the cores verl's ranks use, in one process
     tok = AutoTokenizer.from_pretrained(model_dir)
     data = AgentTrajSFTDataset(str(parquet), tok, {"max_length": s["max_length"], "truncation": "right",

@@ -283,10 +283,11 @@ def filter_successes(urls: dict[str, list[str]], envs: Sequence[str], directory:
 def finetune(cfg: DictConfig, init_model: str, files: Sequence[Path], directory: Path, iteration: int) -> None:
     items = sft.read_items(files)
     n = sft.write_sft_parquet(items, directory / "sft_data.parquet")
-    later = cfg.sft.get("iteration_epochs")  # AgentEvol's fine-tunes (iteration >= 1) may have their own budget
-    epochs = int(later if iteration > 0 and later is not None else cfg.sft.epochs)
-    lr = cfg.sft.get("iteration_lr") if iteration > 0 else None  # continuing a converged model wants a small step
-    lr = float(lr if lr is not None else cfg.sft.lr)
+    def setting(key: str) -> Any:  # AgentEvol's fine-tunes (iteration >= 1) may have their own epochs and lr
+        later = cfg.sft.get(f"iteration_{key}") if iteration > 0 else None
+        return cfg.sft[key] if later is None else later
+
+    epochs, lr = int(setting("epochs")), float(setting("lr"))
     batch_size = int(cfg.sft.batch_size)
     if sft.sft_steps(n, 1, batch_size) == 0:
         raise SystemExit(f"agentevol: {n} trajectories are fewer than one SFT batch ({batch_size})")

@@ -79,10 +79,15 @@ def default_nproc(batch_size: int) -> int:
     return max(n for n in range(1, max(1, min(cores, batch_size)) + 1) if batch_size % n == 0)
 
 
+def resolve_nproc(nproc: int | str | None, batch_size: int) -> int:
+    """``nproc`` as given, or :func:`default_nproc` for None / ``"auto"``."""
+    return default_nproc(batch_size) if nproc in (None, "auto") else int(nproc)
+
+
 def sft_command(data: str | Path, model_path: str | Path, out: str | Path, *, epochs: int = 3, batch_size: int = 16,
                 lr: float = 1e-4, max_length: int = 4096, nproc: int | str | None = None, seed: int = 1,
                 preset: str = "auto_sft", extra: Sequence[str] = ()) -> list[str]:
-    nproc = default_nproc(batch_size) if nproc in (None, "auto") else int(nproc)
+    nproc = resolve_nproc(nproc, batch_size)
     overrides = {
         "data.train_files": str(data),
         "data.train_batch_size": int(batch_size),

@@ -76,7 +76,6 @@ def test_only_successes_pass_the_threshold_the_server_declares(maze_urls):
     assert expert_data.successful(items, None) == [items[0], items[2]]  # unknown env: its success flag
 
 
-
 @cpu_only
 def test_sft_ranks_default_to_one_per_core_dividing_the_batch(monkeypatch):
     for cores, batch, want in ((1, 16, 1), (2, 16, 2), (3, 16, 2), (6, 16, 4), (8, 6, 6), (64, 16, 16), (4, 5, 1)):

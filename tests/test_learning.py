@@ -47,10 +47,11 @@ def conversations(infos) -> list[tuple[list[dict[str, str]], list[str], str]]:
     return out
 
 
-def build_start_model(directory: Path, infos) -> Path:
+def build_start_model(directory: Path, infos) -> tuple[Path, list[float]]:
     """A tiny model cloned on every episode of both environments (their prompts differ: they name the
     environment), so it says left and right half the time each in both runs; saved as verl's checkpoint
-    layout (``global_step_N/huggingface``)."""
+    layout (``global_step_N/huggingface``). Also returns, per environment, the probability that its first
+    reply says ``left`` (teacher-forced, normalised over the two replies)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -94,7 +95,7 @@ def build_start_model(directory: Path, infos) -> Path:
         opt.step()
     model.save_pretrained(hf, safe_serialization=True)
     (directory / "latest_checkpointed_iteration.txt").write_text("5")
-    first_choice = {}
+    first_left = []
     with torch.no_grad():
         for msgs, _, _ in convs[::4]:  # each environment's first prompt
             prompt = tok.encode(tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False),
@@ -105,8 +106,8 @@ def build_start_model(directory: Path, infos) -> Path:
                 ids = torch.tensor([prompt + reply])
                 logits = model(input_ids=ids).logits[0, len(prompt) - 1:-1].log_softmax(-1)
                 logp[door] = logits.gather(1, torch.tensor(reply)[:, None]).sum().item()
-            first_choice[msgs[0]["content"]] = 1 / (1 + math.exp(logp["right"] - logp["left"]))
-    return directory, list(first_choice.values())
+            first_left.append(1 / (1 + math.exp(logp["right"] - logp["left"])))
+    return directory, first_left
 
 
 def left_share(path: Path) -> float:
