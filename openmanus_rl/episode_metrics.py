@@ -9,9 +9,8 @@ gen_seconds) and ``episode/<env>/count``. It also keeps ``trainer.time_budget_mi
 (``train_ppo.sh --minutes``, openmanus_rl/time_budget.py): when one more step would not fit,
 the next step is made verl's last.
 
-Selected by ``trainer.v1.trainer_mode=openmanus_sync``; registered in every Ray worker by
-``ray_kwargs.ray_init.runtime_env.worker_process_setup_hook=openmanus_rl.episode_metrics.register``
-(both set in configs/ppo.yaml).
+Selected by ``trainer.v1.trainer_mode=openmanus_sync``; registered in every Ray worker by the
+setup hook ``openmanus_rl.worker_setup.setup`` (both set in configs/ppo.yaml).
 """
 
 from __future__ import annotations
