@@ -2,9 +2,9 @@
 
 ``grpo_positive``: GRPO's group-relative advantage with its negative half dropped, so an update only
 raises the likelihood of the episodes that did better than their group (a filtered, on-policy
-policy gradient, as in RAFT / ReST). On the tiny CPU model plain GRPO's negative half is what breaks
-a behaviour-cloned policy within a few updates: it pushes down every sampled token of a failed
-episode, most of them the same moves a success makes (README, "RL from behaviour cloning").
+policy gradient, as in RAFT / ReST), without pushing down the sampled tokens of failed episodes, most
+of them the same moves a success makes. On the tiny CPU model it did not keep a behaviour-cloned
+policy intact at lr 3e-4 either (33% -> 8% in five steps; README, "RL from behaviour cloning").
 
 verl looks estimators up by name in the process that computes advantages, so :func:`register` runs
 in every Ray worker (the setup hook ``openmanus_rl.worker_setup.setup``).
