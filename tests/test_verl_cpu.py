@@ -399,6 +399,23 @@ def test_main_ppo_gae_with_critic(tmp_path, tiny_model):
 
 
 @cpu_only
+def test_main_ppo_grpo_with_a_kl_loss_to_the_reference(tmp_path, tiny_model):
+    """``actor.use_kl_loss`` builds verl's reference model, a forward-only FSDP2 engine that verl always
+    offloads with pinned memory; on CPU that failed at start-up ("Cannot access accelerator device") until
+    patch 3 of openmanus_rl/verl_cpu/patches.py."""
+    steps, _ = _run_main_ppo(tmp_path, "grpo", tiny_model, {
+        "actor_rollout_ref.actor.use_kl_loss": True, "actor_rollout_ref.actor.kl_loss_coef": 0.5,
+        "actor_rollout_ref.actor.kl_loss_type": "low_var_kl"})
+    assert sorted(steps) == [1, 2]
+    for metrics in steps.values():
+        _check_step(metrics)
+    # the reference is the start model in fp32: before any update the actor equals it exactly; after one
+    # update (lr 1e-3) it has moved away
+    assert 0.0 <= steps[1]["actor/kl_loss"] < 1e-6
+    assert steps[2]["actor/kl_loss"] > 1e-6
+
+
+@cpu_only
 def test_sft_trainer_under_torchrun_on_gloo(tmp_path, tiny_model):
     import pandas as pd
 

@@ -1,7 +1,7 @@
 """The monkeypatches of verl internals needed on CPU (and only there).
 
 Everything else in this plugin goes through verl's public hooks (platform registry, rollout replica
-registry, hydra overrides). The two places below cannot be reached that way in verl 0.9.1. They are
+registry, hydra overrides). The three places below cannot be reached that way in verl 0.9.1. They are
 applied by :func:`apply` only when the ``cpu`` platform is active (``cpu_platform_wanted()``): with CUDA
 (or any accelerator) present, nothing here runs.
 
@@ -15,6 +15,11 @@ applied by :func:`apply` only when the ``cpu`` platform is active (``cpu_platfor
    ``attn_implementation="flash_attention_2"``, unavailable on CPU; the critic then cannot be built.
    It is wrapped to load the value model with the attention implementation of the critic's own
    hf_config (``critic.model.override_config.attn_implementation``, "sdpa" in the CPU preset).
+3. Reference policy memory (verl/workers/engine/fsdp/transformer_impl.py:462). A forward-only FSDP2
+   engine, which is what the reference model of ``actor.use_kl_loss`` / ``algorithm.use_kl_in_reward``
+   is, always gets ``CPUOffloadPolicy(pin_memory=True)``, and pinning needs an accelerator ("Cannot
+   access accelerator device when none is available"). The module's ``CPUOffloadPolicy`` is rebound to
+   one that never pins: on CPU the parameters already live in host memory.
 
 Patches are installed lazily with a post-import hook, so ``import verl`` stays as fast as before.
 """
@@ -164,6 +169,21 @@ def _patch_valuehead(model_mod) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------
+# 3. reference model offload without pinned memory
+# ---------------------------------------------------------------------------------------------------------
+def _patch_ref_offload(impl_mod) -> None:
+    if getattr(impl_mod, "_openmanus_cpu_patched", False):
+        return
+    policy_cls = impl_mod.CPUOffloadPolicy
+
+    def cpu_offload_policy(pin_memory: bool = True):
+        return policy_cls(pin_memory=False)
+
+    impl_mod.CPUOffloadPolicy = cpu_offload_policy
+    impl_mod._openmanus_cpu_patched = True
+
+
+# ---------------------------------------------------------------------------------------------------------
 def apply() -> None:
     """Install the CPU patches (idempotent). Call only when the cpu platform is active."""
     global _applied
@@ -172,6 +192,7 @@ def apply() -> None:
     _applied = True
     when_imported("verl.utils.distributed", _patch_distributed)
     when_imported("verl.utils.model", _patch_valuehead)
+    when_imported("verl.workers.engine.fsdp.transformer_impl", _patch_ref_offload)
 
 
 def applied() -> bool:
