@@ -235,6 +235,14 @@ def train(cfg: DictConfig, args: argparse.Namespace, extra: Sequence[str]) -> in
         return run_verl(cmd, out, worker_env)
 
 
+class _Terminated(BaseException):
+    """SIGTERM while verl runs."""
+
+
+def _interrupt(signum, frame) -> None:
+    raise _Terminated
+
+
 def run_verl(cmd: list[str], out: Path, extra_env: dict[str, str]) -> int:
     """Run verl in its own process group (so Ray's workers go with it), echo its output, and print
     a per-environment line for every finished step."""
@@ -244,11 +252,20 @@ def run_verl(cmd: list[str], out: Path, extra_env: dict[str, str]) -> int:
     stop = threading.Event()
     thread = threading.Thread(target=watcher.follow, args=(stop,), daemon=True)
     thread.start()
+    # SIGTERM (kill, a scheduler's stop) would end this process without the cleanup below and leave
+    # verl's trainer and its Ray workers running in their own session: make it an interrupt like Ctrl-C
+    on_term = signal.getsignal(signal.SIGTERM)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt)
     try:
         code = proc.wait()
+    except _Terminated:
+        code = 128 + signal.SIGTERM
     except KeyboardInterrupt:
         code = 130
     finally:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, on_term)
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
             try:
