@@ -1,5 +1,6 @@
 """In-process tests of the maze environment: splits, rules, rewards and the two reference policies."""
 
+import json
 import random
 
 import pytest
@@ -189,3 +190,50 @@ def test_instances_are_independent():
     obs_b, _ = b.reset(1, "test")
     a.step(a.expert_action())
     assert b.observation() == obs_b
+
+
+def _expert_episode(task_id: int) -> list[dict]:
+    """An expert episode as AgentTraj turns (the reply format of the agent loop's prompt)."""
+    env = MazeEnv()
+    obs, _ = env.reset(task_id, "test")
+    turns = [{"from": "human", "value": obs}]
+    while True:
+        thought, action = env.expert_thought(), env.expert_action()
+        turns.append({"from": "gpt", "value": f"Thought: {thought}\nAction: {action}"})
+        result = env.step(action)
+        if result.done:
+            return turns
+        turns.append({"from": "human", "value": result.observation})
+
+
+def test_audit_finds_no_fault_in_the_expert_and_each_kind_of_misreading(tmp_path):
+    from agentenv_maze.audit import Audit, audit_episode, audit_file, main
+
+    episodes = [_expert_episode(i) for i in range(5)]
+    path = tmp_path / "expert.jsonl"
+    path.write_text("".join(json.dumps({"conversations": e, "success": True}) + "\n" for e in episodes))
+    clean = audit_file(path)
+    assert clean.episodes == clean.successes == 5
+    assert clean.turns == sum(len(e) // 2 for e in episodes) > 5
+    assert clean.goal_wrong == clean.open_wrong == clean.into_wall == 0
+    assert sum(clean.moves.values()) == clean.turns
+
+    # one reply of each kind of fault: the goal on the wrong side, an open move left out, a move into a wall
+    first = episodes[0]
+    obs, reply = first[0]["value"], first[1]["value"]
+    free = [d for d in MOVES if d in obs.rsplit("You can move", 1)[1]]
+    wall = next(d for d in MOVES if d not in free)
+    flip = {"up": "down", "down": "up", "left": "right", "right": "left"}
+    goal = reply.split("The goal is ", 1)[1].split(".", 1)[0]
+    wrong_goal = " and ".join(flip[w] for w in goal.split(" and "))
+    said_open = "I can move " + reply.split("I can move ", 1)[1].split(".", 1)[0] + "."
+    faults = [reply.replace(f"The goal is {goal}.", f"The goal is {wrong_goal}."),
+              reply.replace(said_open, f"I can move {wall}."),
+              reply.rsplit("Action:", 1)[0] + f"Action: move {wall}"]
+    counts = []
+    for fault in faults:
+        audit = Audit()
+        audit_episode([{"from": "human", "value": obs}, {"from": "gpt", "value": fault}], audit)
+        counts.append((audit.turns, audit.goal_wrong, audit.open_wrong, audit.into_wall))
+    assert counts == [(1, 1, 0, 0), (1, 0, 1, 0), (1, 0, 0, 1)]
+    assert main([str(path)]) == 0

@@ -1,0 +1,108 @@
+"""Check a policy's maze replies against the observations they answer: does it read what it is told?
+
+``python -m agentenv_maze.audit FILE.jsonl [FILE.jsonl ...]`` reads AgentTraj episodes (rollout, validation
+or evaluation files) and prints, per file, the share of turns whose thought states the goal's direction
+wrongly, lists the open moves wrongly (a copy of the observation's last sentence), or whose action walks
+into a wall, and the share of each move. A run whose success drops while these rise has stopped reading
+its observations; one whose success drops while they hold has chosen worse among the moves it saw.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentenv_maze.env import parse_action
+from agentenv_maze.generator import MOVES
+
+_POS = re.compile(r"You are at \((\d+), (\d+)\)\. The goal is at \((\d+), (\d+)\)\.")
+_OPEN = re.compile(r"You can move ([a-z ,]+)\.")
+_SAID_GOAL = re.compile(r"The goal is ([a-z ]+)\.")
+_SAID_OPEN = re.compile(r"I can move ([a-z ,]+)\.")
+_ACTION = re.compile(r"Action:\s*(.+)")
+_DIRECTION = re.compile("|".join(MOVES))
+
+
+@dataclass
+class Audit:
+    episodes: int = 0
+    successes: int = 0
+    turns: int = 0
+    goal_wrong: int = 0
+    open_wrong: int = 0
+    into_wall: int = 0
+    moves: Counter = field(default_factory=Counter)
+
+    def row(self, name: str) -> dict[str, object]:
+        n = max(self.turns, 1)
+        moved = max(sum(self.moves.values()), 1)
+        return {"file": name, "episodes": self.episodes, "success": self.successes / max(self.episodes, 1),
+                "turns": self.turns, "goal_wrong": self.goal_wrong / n, "open_wrong": self.open_wrong / n,
+                "into_wall": self.into_wall / n, **{f"move_{d}": self.moves[d] / moved for d in MOVES}}
+
+
+def _directions(text: str) -> list[str]:
+    return sorted(_DIRECTION.findall(text))
+
+
+def audit_turn(observation: str, reply: str, audit: Audit) -> None:
+    """Count one reply against the observation it answers (turns without a position are skipped)."""
+    where, open_ = _POS.search(observation), _OPEN.search(observation)
+    if where is None or open_ is None:
+        return
+    r, c, gr, gc = map(int, where.groups())
+    toward = sorted(w for w in ("down" if gr > r else "up" if gr < r else "",
+                                "right" if gc > c else "left" if gc < c else "") if w)
+    free = _directions(open_.group(1))
+    audit.turns += 1
+    said = _SAID_GOAL.search(reply)
+    audit.goal_wrong += said is None or _directions(said.group(1)) != toward
+    said = _SAID_OPEN.search(reply)
+    audit.open_wrong += said is None or _directions(said.group(1)) != free
+    action = _ACTION.search(reply)
+    move = parse_action(action.group(1)) if action else None
+    if move is not None:
+        audit.moves[move] += 1
+    audit.into_wall += move is not None and move not in free
+
+
+def audit_episode(conversations: list[dict], audit: Audit) -> None:
+    for asked, answered in itertools.pairwise(conversations):
+        if asked.get("from") == "human" and answered.get("from") == "gpt":
+            audit_turn(asked["value"], answered["value"], audit)
+
+
+def audit_file(path: str | Path) -> Audit:
+    audit = Audit()
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                episode = json.loads(line)
+                audit.episodes += 1
+                audit.successes += bool(episode.get("success"))
+                audit_episode(episode["conversations"], audit)
+    return audit
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m agentenv_maze.audit", description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="+", help="AgentTraj JSONL files of maze episodes")
+    args = parser.parse_args(argv)
+    print("| file | episodes | success | turns | goal wrong | open moves wrong | into a wall | "
+          + " | ".join(MOVES) + " |")
+    print("| --- " * (7 + len(MOVES)) + "|")
+    for path in args.files:
+        row = audit_file(path).row(path)
+        print(f"| {path} | {row['episodes']} | {row['success']:.2f} | {row['turns']} | {row['goal_wrong']:.3f} | "
+              f"{row['open_wrong']:.3f} | {row['into_wall']:.3f} | "
+              + " | ".join(f"{row[f'move_{d}']:.2f}" for d in MOVES) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
