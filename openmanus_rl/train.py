@@ -255,7 +255,8 @@ def run_verl(cmd: list[str], out: Path, extra_env: dict[str, str]) -> int:
     # SIGTERM (kill, a scheduler's stop) would end this process without the cleanup below and leave
     # verl's trainer and its Ray workers running in their own session: make it an interrupt like Ctrl-C
     on_term = signal.getsignal(signal.SIGTERM)
-    if threading.current_thread() is threading.main_thread():
+    on_main = threading.current_thread() is threading.main_thread()  # only the main thread may set handlers
+    if on_main:
         signal.signal(signal.SIGTERM, _interrupt)
     try:
         code = proc.wait()
@@ -264,7 +265,7 @@ def run_verl(cmd: list[str], out: Path, extra_env: dict[str, str]) -> int:
     except KeyboardInterrupt:
         code = 130
     finally:
-        if threading.current_thread() is threading.main_thread():
+        if on_main:
             signal.signal(signal.SIGTERM, on_term)
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from processes import left_running
 from test_train_ppo import SMALL, rollouts, step_metrics
 
 from agentenv import ray_servers
@@ -59,19 +60,6 @@ def _directories() -> list[dict]:
     import ray
 
     return [a for a in ray.util.list_named_actors(all_namespaces=True) if a["namespace"] == ray_servers.NAMESPACE]
-
-
-def _all_gone(pids: set[int], timeout: float = 30.0) -> set[int]:
-    """Those of ``pids`` (replica actors, servers) still running after ``timeout`` seconds."""
-    import psutil
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        left = {p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE}
-        if not left:
-            break
-        time.sleep(0.5)
-    return left
 
 
 async def _episodes(url: str, n: int) -> list[str]:
@@ -119,7 +107,7 @@ def test_replicas_spread_guarded_restarted_and_gone_after(cluster) -> None:
         assert sorted(s["starts"] for s in now) == [1, 2]
         assert len(asyncio.run(_episodes(url, 4))) == 4
         pids = {p for s in [*status, *now] for p in (s["pid"], s["actor_pid"])}
-    assert _all_gone(pids) == set(), "no replica actor or server outlives the context"
+    assert left_running(pids) == set(), "no replica actor or server outlives the context"
     assert _directories() == []
 
 
@@ -156,7 +144,7 @@ def test_a_hung_server_is_restarted(cluster) -> None:
         else:
             pytest.fail(f"the hung replica was not restarted: {now}")
         assert now["starts"] == 2 and now["url"] != before["url"]
-        assert _all_gone({before["pid"], before["actor_pid"]}) == set()
+        assert left_running({before["pid"], before["actor_pid"]}) == set()
         assert len(asyncio.run(_episodes(urls["maze"][0], 2))) == 2
 
 
@@ -188,7 +176,7 @@ def test_a_killed_launcher_leaves_no_replica_behind(cluster, tmp_path) -> None:
     finally:
         proc.kill()  # SIGKILL: the launcher's finally blocks never run
         proc.wait(30)
-    assert _all_gone(pids, timeout=60) == set(), "replicas or servers outlived their launcher"
+    assert left_running(pids, timeout=60) == set(), "replicas or servers outlived their launcher"
     assert _directories() == []
 
 
@@ -262,5 +250,5 @@ def test_train_ppo_two_environments_on_two_nodes_survive_a_killed_replica(cluste
     written = [log, *(p.read_text(errors="replace") for p in out.rglob("*") if p.is_file() and p.suffix in
                       (".yaml", ".txt", ".jsonl", ".json", ".log"))]
     assert len(run_token) >= 32 and not any(run_token in text for text in written)
-    assert _all_gone(seen) == set(), "no replica actor or server outlives the run"
+    assert left_running(seen) == set(), "no replica actor or server outlives the run"
     assert _directories() == [], "no directory actor outlives the run"

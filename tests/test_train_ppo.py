@@ -10,7 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
+from processes import left_running
 
 from agentenv.client import EnvClient
 from agentenv.launcher import ServerProcess
@@ -102,35 +104,6 @@ def test_ppo_with_critic_a_time_budget_then_resume(tmp_path, data):
     assert (out / "checkpoints" / "latest_checkpointed_iteration.txt").read_text().strip() == "3"
 
 
-def _parents() -> dict[int, int]:
-    """pid -> parent pid of every process."""
-    found = {}
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                found[int(proc.name)] = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                pass
-    return found
-
-
-def _descendants(pid: int) -> set[int]:
-    parents, found, todo = _parents(), set(), [pid]
-    while todo:
-        kids = [p for p, pp in parents.items() if pp == todo[-1]]
-        todo.pop()
-        found.update(kids)
-        todo.extend(kids)
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-
-
 def test_a_terminated_launcher_takes_verl_and_its_ray_workers_along(tmp_path, data):
     """`kill` of train_ppo.sh mid-run (SIGTERM, as a scheduler or a user stops a job) ends verl's trainer, the
     Ray cluster it started (raylet, GCS and every worker) and the environment servers, not only the launcher."""
@@ -144,14 +117,12 @@ def test_a_terminated_launcher_takes_verl_and_its_ray_workers_along(tmp_path, da
         while not (out / "rollouts" / "step_1.jsonl").exists():  # Ray workers, rollout and servers are all up
             assert launcher.poll() is None and time.time() < deadline, "the run ended before its first step"
             time.sleep(1)
-        run = _descendants(launcher.pid)  # the servers, verl's trainer, and Ray's processes under it
+        # the servers, verl's trainer, and Ray's processes under it
+        run = {p.pid for p in psutil.Process(launcher.pid).children(recursive=True)}
         assert len(run) > 5, run
         launcher.send_signal(signal.SIGTERM)
         code = launcher.wait(90)
-        deadline = time.time() + 60
-        while any(_alive(p) for p in run) and time.time() < deadline:
-            time.sleep(1)
-        left = {p: Path(f"/proc/{p}/cmdline").read_bytes()[:80].replace(b"\0", b" ").decode() for p in run if _alive(p)}
+        left = left_running(run, timeout=60)
         assert not left, f"outlived the launcher: {left}"
         assert code == 128 + signal.SIGTERM  # verl stopped, servers stopped, then a normal exit
     finally:

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentenv_maze.env import parse_action
+from agentenv_maze.env import goal_directions, parse_action
 from agentenv_maze.generator import MOVES
 
 _POS = re.compile(r"You are at \((\d+), (\d+)\)\. The goal is at \((\d+), (\d+)\)\.")
@@ -56,8 +56,7 @@ def audit_turn(observation: str, reply: str, audit: Audit) -> None:
     if where is None or open_ is None:
         return
     r, c, gr, gc = map(int, where.groups())
-    toward = sorted(w for w in ("down" if gr > r else "up" if gr < r else "",
-                                "right" if gc > c else "left" if gc < c else "") if w)
+    toward = sorted(goal_directions((r, c), (gr, gc)))
     free = _directions(open_.group(1))
     audit.turns += 1
     said = _SAID_GOAL.search(reply)

@@ -30,6 +30,14 @@ def parse_action(action: str) -> str | None:
     return m.group(1) if m else None
 
 
+def goal_directions(pos: Cell, goal: Cell) -> list[str]:
+    """Where ``goal`` lies seen from ``pos``: the vertical then the horizontal direction, each only when
+    the goal is off that axis ([] at the goal). The expert's thought states it; the audit checks it."""
+    (r, c), (gr, gc) = pos, goal
+    return [w for w in ("down" if gr > r else "up" if gr < r else "", "right" if gc > c else "left" if gc < c else "")
+            if w]
+
+
 def _join(words: list[str], conj: str) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + f" {conj} " + words[-1]
 
@@ -133,10 +141,7 @@ class MazeEnv(Environment):
         """What the expert can say without the map: where the goal lies, which ways are open and
         where it came from. These are the facts a memoryless agent needs (a policy of them alone
         solves most mazes), so a small model cloning the expert learns to state them, then act."""
-        task = self._require_task()
-        (r, c), (gr, gc) = self._pos, task.goal
-        towards = [w for w in ("down" if gr > r else "up" if gr < r else "",
-                               "right" if gc > c else "left" if gc < c else "") if w]
+        towards = goal_directions(self._pos, self._require_task().goal)
         thought = f"The goal is {' and '.join(towards) or 'here'}. I can move {_join(self._free(), 'or')}."
         if self._last_move is not None:
             thought += f" I came from {_CAME_FROM[self._last_move]}."
