@@ -42,6 +42,7 @@ from uuid import uuid4
 
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
 
+from agentenv import actions
 from agentenv.client import EnvPool, EnvSession
 from agentenv.policies import Decision, Policy
 from agentenv.protocol import InfoResponse
@@ -51,6 +52,8 @@ from openmanus_rl.agent_registration import AGENT_NAME, CONFIG_VAR
 from openmanus_rl.horizon import TurnSchedule
 
 log = logging.getLogger(__name__)
+
+TRAIN_ON = ("reply", "action")  # agent.train_on: which of a reply's tokens the loss reaches
 
 # Pools live per process and event loop: verl builds a new agent loop object per sample.
 _POOLS: dict[tuple[int, str, tuple[str, ...]], EnvPool] = {}
@@ -113,12 +116,13 @@ _SETTINGS: dict[str, dict[str, Any]] = {}
 class OpenManusAgentLoop(AgentLoopBase):
     def __init__(self, *args: Any, env_servers: dict[str, list[str]] | None = None, max_turns: int | list | None = None,
                  rollout_dir: str | None = None, token: str | None = None, episode_retries: int | None = None,
-                 max_observation_chars: int | None = None, **kwargs: Any) -> None:
+                 max_observation_chars: int | None = None, train_on: str | None = None, **kwargs: Any) -> None:
         kwargs.pop("name", None)  # the YAML entry's own name
         kwargs.pop("tools", None)  # verl passes its tool list to every loop; episodes have no tools
         super().__init__(*args, **kwargs)
         given = {"env_servers": env_servers, "max_turns": max_turns, "rollout_dir": rollout_dir, "token": token,
-                 "episode_retries": episode_retries, "max_observation_chars": max_observation_chars}
+                 "episode_retries": episode_retries, "max_observation_chars": max_observation_chars,
+                 "train_on": train_on}
         settings = {**_settings_file(), **{k: v for k, v in given.items() if v is not None}}
         self.env_servers = {k: list(v) for k, v in _plain(settings.get("env_servers") or {}).items()}
         self.turn_schedule = TurnSchedule.parse(_plain(settings.get("max_turns")))
@@ -127,6 +131,9 @@ class OpenManusAgentLoop(AgentLoopBase):
         self.episode_retries = int(settings.get("episode_retries", 2))
         self.max_observation_chars = int(settings.get("max_observation_chars", prompts.MAX_OBSERVATION_CHARS))
         self.max_new_tokens = int(settings.get("max_new_tokens", 512))  # per model turn
+        self.train_on = str(settings.get("train_on", "reply"))
+        if self.train_on not in TRAIN_ON:
+            raise ValueError(f"agent.train_on must be one of {', '.join(TRAIN_ON)}, not {self.train_on!r}")
         self.response_length = self.rollout_config.response_length
         self.eos_id = self.tokenizer.eos_token_id
         # the per-request sampling seed's name: vLLM's SamplingParams (and the CPU replica) say seed, SGLang's
@@ -302,9 +309,25 @@ class _TokenPolicy(Policy):
         trace.token_ids = merged.token_ids
         trace.logprobs = new_lp if trace.logprobs is not None else None
         reply = loop.tokenizer.decode(generated, skip_special_tokens=True)
+        if loop.train_on == "action":
+            _train_on_action(trace.mask, generated, loop.tokenizer)
         trace.messages.append({"role": "assistant", "content": reply})
         cut = not generated or generated[-1] != loop.eos_id
         return prompts.read_reply(self.info, reply, cut=cut)
+
+
+def _train_on_action(mask: list[int], generated: list[int], tokenizer: Any) -> None:
+    """Give the reply's thought mask 0, so the loss reaches only its action: the tokens from the reply's
+    last "Action:" line on (with its end-of-turn token). A reply with no action line stays whole in the
+    loss (a malformed reply is the model's to unlearn). ``mask`` ends with ``generated``'s mask 1s."""
+    start = actions.action_start(tokenizer.decode(generated, skip_special_tokens=True))
+    tail = len(mask) - len(generated)
+    if start is None or start == 0 or tail < 0 or not all(mask[tail:]):
+        return
+    for i in range(len(generated)):  # the first token whose text reaches into the action line
+        if len(tokenizer.decode(generated[: i + 1], skip_special_tokens=True)) > start:
+            break
+        mask[tail + i] = 0
 
 
 def _append_line(path: Path, line: str) -> None:

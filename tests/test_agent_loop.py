@@ -160,6 +160,25 @@ def test_successful_episode_reward_on_last_model_token(tokenizer, maze, tmp_path
     assert [t["from"] for t in item["conversations"]] == ["human"] + ["gpt", "human"] * (len(actions) - 1) + ["gpt"]
 
 
+def test_train_on_action_keeps_only_action_lines_in_the_loss(tokenizer, maze):
+    """agent.train_on=action: each reply's thought is generated and kept in the sequence but has mask 0;
+    its "Action:" line and end-of-turn token have mask 1; a reply with no action line stays whole."""
+    url = maze[0].url
+    actions = expert_actions(url, 0)
+    replies = ["no idea", *(prompts.format_reply(a) for a in actions)]  # a first reply in no accepted form
+    model = ScriptedModel(tokenizer, replies)
+    out = play(tokenizer, model, {"env_servers": {"maze": [url]}, "train_on": "action", "max_turns": 30},
+               {"temperature": 1.0, "logprobs": True}, row("maze", 0, first_observation(url, "maze", 0)))
+    assert out.extra_fields["reward_extra_info"]["success"] == 1.0
+    trained = [tokenizer.decode(out.response_ids[a:b]) for a, b, v in spans(out.response_mask) if v == 1]
+    assert trained[0] == "no idea<|im_end|>"
+    assert trained[1:] == [f"Action: {a}<|im_end|>" for a in actions]
+    thoughts = [tokenizer.decode(out.response_ids[a:b]) for a, b, v in spans(out.response_mask) if v == 0]
+    assert all("Thought:" in t for t in thoughts)  # generated, seen by the model, not trained
+    with pytest.raises(ValueError, match="train_on"):
+        play(tokenizer, model, {"env_servers": {"maze": [url]}, "train_on": "thought"}, {}, row("maze", 0, ""))
+
+
 def test_failed_episode_gets_no_reward_and_counts_invalid_actions(tokenizer, maze):
     url = maze[0].url
     model = ScriptedModel(tokenizer, ["Thought: no idea\nAction: fly away"])

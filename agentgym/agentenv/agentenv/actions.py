@@ -117,6 +117,12 @@ def _after_last_action(reply: str) -> str | None:
     return reply[starts[-1].end():].strip() if starts else None
 
 
+def action_start(reply: str) -> int | None:
+    """Where the last "Action:" line of a reply starts (None: the reply has none)."""
+    starts = list(_ACTION_START.finditer(reply))
+    return starts[-1].start() if starts else None
+
+
 def parse_reply(reply: str, action_format: str = "text", *, cut: bool = False) -> ParsedAction:
     """The action in a model's reply, for an environment of ``action_format``.
 
