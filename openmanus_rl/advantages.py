@@ -6,13 +6,114 @@ policy gradient, as in RAFT / ReST), without pushing down the sampled tokens of 
 of them the same moves a success makes. On the tiny CPU model it did not keep a behaviour-cloned
 policy intact at lr 3e-4 either (33% -> 8% in five steps; README, "RL from behaviour cloning").
 
+``gigpo``: group-in-group credit (GiGPO, Feng et al. 2025, the estimator of verl-agent / OpenManus-RL).
+An episode's GRPO advantage says how its outcome compares with its group's; it is the same for all of its
+turns, so which of twenty moves made a maze succeed is left to the sampling noise. GiGPO adds a step
+advantage: turns of the same group (same task) taken in the same state (the same observation text, an
+"anchor") are compared by their discounted return ``gamma ** (turns left) * outcome``, so a move that
+leads to the goal sooner than another from the same square gains over it. A turn's tokens get
+``episode advantage + step_weight * step advantage``. It needs each turn's span and state, which the
+agent loop records per episode (``turn_spans``, ``turn_states``) and which verl's estimator interface
+does not pass, so the trainer mode (``openmanus_rl.episode_metrics``) computes it itself
+(:func:`compute_in_transfer_queue`); settings ``algorithm.gigpo_gamma`` (0.95) and
+``algorithm.gigpo_step_weight`` (1.0).
+
 verl looks estimators up by name in the process that computes advantages, so :func:`register` runs
 in every Ray worker (the setup hook ``openmanus_rl.worker_setup.setup``).
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
 POSITIVE_GRPO = "grpo_positive"
+GIGPO = "gigpo"
+
+
+def _normalized(values: list[float], eps: float) -> list[float]:
+    """(v - mean) / (std + eps) over one group; 0 for a group of one or of equal values."""
+    if len(values) < 2:
+        return [0.0] * len(values)
+    t = torch.tensor(values, dtype=torch.float64)
+    std = t.std()
+    return [0.0] * len(values) if std < eps else ((t - t.mean()) / (std + eps)).tolist()
+
+
+def gigpo_advantages(outcomes: Sequence[float], groups: Sequence[str], turn_spans: Sequence[Sequence[Sequence[int]]],
+                     turn_states: Sequence[Sequence[str]], response_mask: torch.Tensor, *, gamma: float = 0.95,
+                     step_weight: float = 1.0, eps: float = 1e-6) -> tuple[torch.Tensor, dict[str, float]]:
+    """Token advantages [episodes, response length] and what the step groups looked like.
+
+    ``outcomes``: each episode's total reward; ``groups``: its task group (verl's uid); per episode, each
+    turn's ``[start, end)`` response positions and its state digest. Positions with mask 0 get 0.
+    """
+    by_group: dict[str, list[int]] = defaultdict(list)
+    for i, g in enumerate(groups):
+        by_group[g].append(i)
+    episode_adv = [0.0] * len(outcomes)
+    step_adv = [[0.0] * len(spans) for spans in turn_spans]
+    anchored = turns = 0
+    for members in by_group.values():
+        for i, a in zip(members, _normalized([float(outcomes[i]) for i in members], eps), strict=True):
+            episode_adv[i] = a
+        anchors: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for i in members:
+            for k, state in enumerate(turn_states[i]):
+                anchors[state].append((i, k))
+        for turns_here in anchors.values():
+            returns = [gamma ** (len(turn_spans[i]) - 1 - k) * float(outcomes[i]) for i, k in turns_here]
+            for (i, k), a in zip(turns_here, _normalized(returns, eps), strict=True):
+                step_adv[i][k] = a
+            turns += len(turns_here)
+            anchored += len(turns_here) if len(turns_here) > 1 else 0
+    advantages = torch.zeros_like(response_mask, dtype=torch.float32)
+    for i, spans in enumerate(turn_spans):
+        for k, (start, end) in enumerate(spans):
+            advantages[i, start:end] = episode_adv[i] + step_weight * step_adv[i][k]
+    advantages = advantages * response_mask
+    return advantages, {"gigpo/anchored_turn_share": anchored / max(turns, 1),
+                        "gigpo/step_adv_abs_mean": float(sum(abs(a) for row in step_adv for a in row)
+                                                         / max(turns, 1))}
+
+
+def compute_in_transfer_queue(batch: Any, config: Any, metrics: dict) -> Any:
+    """The trainer's advantage step for ``gigpo`` (verl 0.9.1's v1 trainer keeps the batch in
+    TransferQueue): read outcomes, groups, masks and the agent loop's turns, write advantages back."""
+    import transfer_queue as tq
+    from tensordict import TensorDict
+    from verl.workers.utils.padding import response_to_nested
+
+    if config.algorithm.get("use_kl_in_reward", False):
+        raise ValueError("algorithm.adv_estimator=gigpo does not take algorithm.use_kl_in_reward "
+                         "(use actor_rollout_ref.actor.use_kl_loss)")
+    data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id,
+                           select_fields=["uid", "response_mask", "rm_scores", "extra_fields"])
+    nested_mask = data["response_mask"]
+    padded = data.to_padded_tensor() if hasattr(data, "to_padded_tensor") else data
+    mask, scores = padded["response_mask"], padded["rm_scores"]
+    extras = data["extra_fields"]
+    extras = extras.tolist() if hasattr(extras, "tolist") else list(extras)
+    uids = data["uid"]
+    uids = [str(u) for u in (uids.tolist() if hasattr(uids, "tolist") else uids)]
+    padding = [bool(tag.get("is_padding", False)) for tag in batch.tags]
+    # padding rows (copies that fill a batch) join no group and get no advantage
+    groups = [f"padding-{i}" if pad else uid for i, (uid, pad) in enumerate(zip(uids, padding, strict=True))]
+    if any("turn_spans" not in (e or {}) for e in extras):
+        raise ValueError("algorithm.adv_estimator=gigpo needs the turns the OpenManus agent loop records "
+                         "(extra_fields turn_spans / turn_states); another agent loop made this batch")
+    algo = config.algorithm
+    advantages, found = gigpo_advantages(
+        scores.sum(-1).tolist(), groups, [e["turn_spans"] for e in extras], [e["turn_states"] for e in extras],
+        mask.float(), gamma=float(algo.get("gigpo_gamma", 0.95)), step_weight=float(algo.get("gigpo_step_weight", 1.0)))
+    advantages[torch.tensor(padding, dtype=torch.bool)] = 0.0
+    metrics.update(found)
+    output = TensorDict({"advantages": response_to_nested(advantages, nested_mask),
+                         "returns": response_to_nested(advantages.clone(), nested_mask)}, batch_size=len(batch))
+    return tq.kv_batch_put(keys=batch.keys, partition_id=batch.partition_id, fields=output)
 
 
 def register() -> None:
@@ -21,6 +122,11 @@ def register() -> None:
 
     if POSITIVE_GRPO in core_algos.ADV_ESTIMATOR_REGISTRY:
         return
+
+    @core_algos.register_adv_est(GIGPO)
+    def gigpo(**_):
+        raise RuntimeError("algorithm.adv_estimator=gigpo is computed by the trainer mode openmanus_sync "
+                           "(trainer.v1.trainer_mode, set in configs/ppo.yaml), which reads each episode's turns")
 
     @core_algos.register_adv_est(POSITIVE_GRPO)
     def grpo_positive(token_level_rewards, response_mask, index, epsilon: float = 1e-6, config=None, **_):

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -71,6 +72,10 @@ class _Trace:
     weights: dict[str, int | None] = field(default_factory=dict)  # weight versions that generated it
     gen_seconds: float = 0.0
     cut_by_budget: bool = False  # the response budget ended the episode
+    # per model turn: the response positions of its tokens and a digest of the observation it answered
+    # (the state the turn acted in), so a step-level estimator can compare turns taken in the same state
+    turn_spans: list[list[int]] = field(default_factory=list)
+    turn_states: list[str] = field(default_factory=list)
 
 
 def turn_seed(sample_seed: int | None, turn: int) -> int | None:
@@ -183,7 +188,7 @@ class OpenManusAgentLoop(AgentLoopBase):
             response_logprobs=trace.logprobs[: self.response_length] if trace.logprobs else None,
             num_turns=2 * episode.num_turns,
             metrics={"generate_sequences": trace.gen_seconds, "tool_calls": episode.env_seconds},
-            extra_fields={"turn_scores": [], "tool_rewards": [], **trace.weights},
+            extra_fields={"turn_scores": [], "tool_rewards": [], **trace.weights, **self._turns(trace)},
         )
         outcome = rewards.Outcome(episode.reward, episode.success, episode.score)
         output.reward_score = rewards.shape(style, outcome)
@@ -200,6 +205,14 @@ class OpenManusAgentLoop(AgentLoopBase):
         }
         self._log_episode(episode, policy, train_step, output.reward_score, ending)
         return output
+
+    def _turns(self, trace: _Trace) -> dict[str, list]:
+        """The turns whose tokens made it into the response (the budget may cut the last ones)."""
+        kept = [(span, state) for span, state in zip(trace.turn_spans, trace.turn_states, strict=True)
+                if span[0] - trace.prompt_len < self.response_length]
+        return {"turn_spans": [[a - trace.prompt_len, min(b - trace.prompt_len, self.response_length)]
+                               for (a, b), _ in kept],
+                "turn_states": [state for _, state in kept]}
 
     async def _append_observation(self, token_ids: list[int], mask: list[int], logprobs: list[float] | None,
                                   messages: list[dict[str, str]], observation: str):
@@ -309,6 +322,8 @@ class _TokenPolicy(Policy):
         trace.token_ids = merged.token_ids
         trace.logprobs = new_lp if trace.logprobs is not None else None
         reply = loop.tokenizer.decode(generated, skip_special_tokens=True)
+        trace.turn_spans.append([len(trace.token_ids) - len(generated), len(trace.token_ids)])
+        trace.turn_states.append(hashlib.sha1(observation.encode()).hexdigest()[:16])
         if loop.train_on == "action":
             _train_on_action(trace.mask, generated, loop.tokenizer)
         trace.messages.append({"role": "assistant", "content": reply})

@@ -5,7 +5,8 @@ verl 0.9.1's v1 trainer logs batch-level metrics during training and the agent l
 synchronous trainer plus one thing) adds, for each step and environment (``data_source``),
 ``episode/<env>/<key>`` means of what the OpenManus agent loop records per episode
 (success, env_reward, env_score, turns, invalid_actions, format_errors, env_seconds,
-gen_seconds) and ``episode/<env>/count``. It also keeps ``trainer.time_budget_minutes``
+gen_seconds) and ``episode/<env>/count``. It computes the ``gigpo`` advantage, which needs the
+agent loop's turns (``openmanus_rl.advantages``). It also keeps ``trainer.time_budget_minutes``
 (``train_ppo.sh --minutes``, openmanus_rl/time_budget.py): when one more step would not fit,
 the next step is made verl's last.
 
@@ -52,6 +53,7 @@ def register() -> None:
     if TRAINER_MODE in TRAINER_REGISTRY:
         return
 
+    from openmanus_rl import advantages
     from openmanus_rl.time_budget import TimeBudget
 
     @register_trainer(TRAINER_MODE)
@@ -65,6 +67,12 @@ def register() -> None:
             super().on_train_begin()
             if self._budget is not None:
                 self._budget.begin_training(self.global_steps)
+
+        def _compute_advantage(self, batch, metrics):
+            # gigpo needs each episode's turns, which verl's estimator interface does not pass
+            if self.config.algorithm.adv_estimator == advantages.GIGPO:
+                return advantages.compute_in_transfer_queue(batch, self.config, metrics)
+            return super()._compute_advantage(batch, metrics)
 
         # _compute_metrics is verl 0.9.1's per-step metrics hook (trainer_base.py:1868): the batch is
         # still in TransferQueue there, so the agent loop's per-episode fields can be read back.

@@ -149,6 +149,10 @@ def test_successful_episode_reward_on_last_model_token(tokenizer, maze, tmp_path
     env_runs = [tokenizer.decode(out.response_ids[a:b]) for a, b, v in runs if v == 0]
     assert model_runs == [prompts.format_reply(a) for a in actions]
     assert len(env_runs) == len(actions) - 1 and all("<|im_start|>user" in r for r in env_runs)
+    # each turn's span and state, for step-level credit (gigpo): the span is exactly the reply's tokens
+    turn_spans, states = out.extra_fields["turn_spans"], out.extra_fields["turn_states"]
+    assert [tokenizer.decode(out.response_ids[a:b], skip_special_tokens=True) for a, b in turn_spans] == model_runs
+    assert len(states) == len(actions) and len(set(states)) == len(actions)  # the expert never revisits a square
     expected_prompt = tokenizer.apply_chat_template(kwargs["raw_prompt"], add_generation_prompt=True, tokenize=True)
     assert out.prompt_ids == list(getattr(expected_prompt, "input_ids", expected_prompt))
     # sessions were closed; the episode went to the rollout log of its trainer step
@@ -174,6 +178,8 @@ def test_train_on_action_keeps_only_action_lines_in_the_loss(tokenizer, maze):
     assert trained[0] == "no idea<|im_end|>"
     assert trained[1:] == [f"Action: {a}<|im_end|>" for a in actions]
     thoughts = [tokenizer.decode(out.response_ids[a:b]) for a, b, v in spans(out.response_mask) if v == 0]
+    states = out.extra_fields["turn_states"]
+    assert states[0] != states[1] and len(states) == len(replies)  # a wasted turn is a new observation
     assert all("Thought:" in t for t in thoughts)  # generated, seen by the model, not trained
     with pytest.raises(ValueError, match="train_on"):
         play(tokenizer, model, {"env_servers": {"maze": [url]}, "train_on": "thought"}, {}, row("maze", 0, ""))
