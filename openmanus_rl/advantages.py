@@ -10,7 +10,8 @@ policy intact at lr 3e-4 either (33% -> 8% in five steps; README, "RL from behav
 An episode's GRPO advantage says how its outcome compares with its group's; it is the same for all of its
 turns, so which of twenty moves made a maze succeed is left to the sampling noise. GiGPO adds a step
 advantage: turns of the same group (same task) taken in the same state (the same observation text, an
-"anchor") are compared by their discounted return ``gamma ** (turns left) * outcome``, so a move that
+"anchor") are compared by their discounted return (the environment's rewards from that turn on, or
+``gamma ** (turns left) * outcome`` when it rewards only the end), so a move that
 leads to the goal sooner than another from the same square gains over it. A turn's tokens get
 ``episode advantage + step_weight * step advantage``. It needs each turn's span and state, which the
 agent loop records per episode (``turn_spans``, ``turn_states``) and which verl's estimator interface
@@ -45,12 +46,25 @@ def _normalized(values: list[float], eps: float) -> list[float]:
 
 def gigpo_advantages(outcomes: Sequence[float], groups: Sequence[str], turn_spans: Sequence[Sequence[Sequence[int]]],
                      turn_states: Sequence[Sequence[str]], response_mask: torch.Tensor, *, gamma: float = 0.95,
-                     step_weight: float = 1.0, eps: float = 1e-6) -> tuple[torch.Tensor, dict[str, float]]:
+                     step_weight: float = 1.0, eps: float = 1e-6,
+                     turn_rewards: Sequence[Sequence[float]] | None = None) -> tuple[torch.Tensor, dict[str, float]]:
     """Token advantages [episodes, response length] and what the step groups looked like.
 
     ``outcomes``: each episode's total reward; ``groups``: its task group (verl's uid); per episode, each
     turn's ``[start, end)`` response positions and its state digest. Positions with mask 0 get 0.
+    ``turn_rewards``: the environment's reward for each turn's action, for turn returns
+    ``sum_j gamma ** (j - k) * reward_j``; without them an episode's outcome counts at its last turn.
     """
+    if turn_rewards is None:
+        turn_rewards = [[0.0] * (len(spans) - 1) + [float(outcome)] if spans else []
+                        for spans, outcome in zip(turn_spans, outcomes, strict=True)]
+    returns_of = []
+    for rewards in turn_rewards:
+        acc, back = 0.0, []
+        for r in reversed(rewards):
+            acc = float(r) + gamma * acc
+            back.append(acc)
+        returns_of.append(back[::-1])
     by_group: dict[str, list[int]] = defaultdict(list)
     for i, g in enumerate(groups):
         by_group[g].append(i)
@@ -65,7 +79,7 @@ def gigpo_advantages(outcomes: Sequence[float], groups: Sequence[str], turn_span
             for k, state in enumerate(turn_states[i]):
                 anchors[state].append((i, k))
         for turns_here in anchors.values():
-            returns = [gamma ** (len(turn_spans[i]) - 1 - k) * float(outcomes[i]) for i, k in turns_here]
+            returns = [returns_of[i][k] for i, k in turns_here]
             for (i, k), a in zip(turns_here, _normalized(returns, eps), strict=True):
                 step_adv[i][k] = a
             turns += len(turns_here)
@@ -108,7 +122,8 @@ def compute_in_transfer_queue(batch: Any, config: Any, metrics: dict) -> Any:
     algo = config.algorithm
     advantages, found = gigpo_advantages(
         scores.sum(-1).tolist(), groups, [e["turn_spans"] for e in extras], [e["turn_states"] for e in extras],
-        mask.float(), gamma=float(algo.get("gigpo_gamma", 0.95)), step_weight=float(algo.get("gigpo_step_weight", 1.0)))
+        mask.float(), gamma=float(algo.get("gigpo_gamma", 0.95)), step_weight=float(algo.get("gigpo_step_weight", 1.0)),
+        turn_rewards=[e["turn_rewards"] for e in extras] if all("turn_rewards" in e for e in extras) else None)
     advantages[torch.tensor(padding, dtype=torch.bool)] = 0.0
     metrics.update(found)
     output = TensorDict({"advantages": response_to_nested(advantages, nested_mask),

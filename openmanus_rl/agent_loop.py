@@ -188,7 +188,7 @@ class OpenManusAgentLoop(AgentLoopBase):
             response_logprobs=trace.logprobs[: self.response_length] if trace.logprobs else None,
             num_turns=2 * episode.num_turns,
             metrics={"generate_sequences": trace.gen_seconds, "tool_calls": episode.env_seconds},
-            extra_fields={"turn_scores": [], "tool_rewards": [], **trace.weights, **self._turns(trace)},
+            extra_fields={"turn_scores": [], "tool_rewards": [], **trace.weights, **self._turns(trace, episode)},
         )
         outcome = rewards.Outcome(episode.reward, episode.success, episode.score)
         output.reward_score = rewards.shape(style, outcome)
@@ -206,13 +206,18 @@ class OpenManusAgentLoop(AgentLoopBase):
         self._log_episode(episode, policy, train_step, output.reward_score, ending)
         return output
 
-    def _turns(self, trace: _Trace) -> dict[str, list]:
-        """The turns whose tokens made it into the response (the budget may cut the last ones)."""
-        kept = [(span, state) for span, state in zip(trace.turn_spans, trace.turn_states, strict=True)
+    def _turns(self, trace: _Trace, episode: Episode) -> dict[str, list]:
+        """Each turn whose tokens made it into the response (the budget may cut the last ones): its span,
+        its state and the environment's reward for its action."""
+        n = len(trace.turn_spans)
+        rewards = ([t.reward for t in episode.turns] + [0.0] * n)[:n]  # 0 for a reply left unsent
+        kept = [(span, state, reward) for span, state, reward in zip(trace.turn_spans, trace.turn_states, rewards,
+                                                                     strict=True)
                 if span[0] - trace.prompt_len < self.response_length]
         return {"turn_spans": [[a - trace.prompt_len, min(b - trace.prompt_len, self.response_length)]
-                               for (a, b), _ in kept],
-                "turn_states": [state for _, state in kept]}
+                               for (a, b), _, _ in kept],
+                "turn_states": [state for _, state, _ in kept],
+                "turn_rewards": [float(reward) for _, _, reward in kept]}
 
     async def _append_observation(self, token_ids: list[int], mask: list[int], logprobs: list[float] | None,
                                   messages: list[dict[str, str]], observation: str):

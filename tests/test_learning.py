@@ -22,6 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from agentenv.client import EnvClient, read_info
 from agentenv.testing import serve_in_thread
 from openmanus_rl import prompts, trajectories
@@ -116,19 +118,27 @@ def left_share(path: Path) -> float:
     return sum(a == "left" for a in actions) / max(1, len(actions))
 
 
-def start_run(env: str, url: str, model: Path, out: Path, data: Path) -> subprocess.Popen:
+def start_run(env: str, url: str, model: Path, out: Path, data: Path, *settings: str) -> subprocess.Popen:
     cmd = [str(ROOT / "train_ppo.sh"), "--env_name", env, "--server", f"{env}={url}", "--model", str(model),
            "--model_preset", "tiny", "--algo", "grpo", "--steps", str(STEPS), "--output_dir", str(out),
            f"data_dir={data}", "max_val_tasks=4", "agent.max_new_tokens=16", "data.max_response_length=512",
            # 8 doors x 8 samples a step, two updates of it, a learning rate a 64-wide model takes
            "data.train_batch_size=8", "actor_rollout_ref.actor.ppo_mini_batch_size=8", "actor_rollout_ref.rollout.n=8",
-           "actor_rollout_ref.actor.optim.lr=1e-3", "actor_rollout_ref.actor.ppo_epochs=2", "trainer.save_freq=-1"]
+           "actor_rollout_ref.actor.optim.lr=1e-3", "actor_rollout_ref.actor.ppo_epochs=2", "trainer.save_freq=-1",
+           *settings]
     out.mkdir(parents=True)
     return subprocess.Popen(cmd, stdout=(out / "train.log").open("w"), stderr=subprocess.STDOUT, cwd=ROOT,
                             env=dict(os.environ, PYTHON=sys.executable))
 
 
-def test_grpo_learns_which_door_pays_and_the_flipped_sign_unlearns_it(tmp_path):
+# GRPO as verl computes it; and GiGPO (openmanus_rl/advantages.py: the trainer mode reads each episode's
+# turns) with only the action lines in the loss (agent.train_on=action): masks and credit of both paths
+ESTIMATORS = {"grpo": (),
+              "gigpo": ("algorithm.adv_estimator=gigpo", "+algorithm.gigpo_gamma=0.9", "agent.train_on=action")}
+
+
+@pytest.mark.parametrize("estimator", sorted(ESTIMATORS))
+def test_grpo_learns_which_door_pays_and_the_flipped_sign_unlearns_it(tmp_path, estimator):
     with serve_in_thread(ForkEnv) as url, serve_in_thread(FlippedForkEnv) as flipped_url:
         infos = []
         for u in (url, flipped_url):
@@ -137,8 +147,10 @@ def test_grpo_learns_which_door_pays_and_the_flipped_sign_unlearns_it(tmp_path):
         start, first_left = build_start_model(tmp_path / "bc_checkpoint", infos)
         # the start is at chance in both environments (greedy would pick one door; sampling picks both)
         assert len(first_left) == 2 and all(0.35 <= p <= 0.65 for p in first_left), first_left
-        runs = {"fork": start_run("fork", url, start, tmp_path / "fork", tmp_path / "data"),
-                "fork_flipped": start_run("fork_flipped", flipped_url, start, tmp_path / "flipped", tmp_path / "data")}
+        settings = ESTIMATORS[estimator]
+        runs = {"fork": start_run("fork", url, start, tmp_path / "fork", tmp_path / "data", *settings),
+                "fork_flipped": start_run("fork_flipped", flipped_url, start, tmp_path / "flipped", tmp_path / "data",
+                                          *settings)}
         try:
             codes = {env: proc.wait(timeout=1500) for env, proc in runs.items()}
         finally:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from agentenv import Environment, Split, StepResult
 from agentenv.interop.agentgym import AgentGymRoutes
 from agentenv_maze.generator import MAX_DIST, MOVES, NUM_TASKS, Cell, MazeTask, check_task_id, generate
@@ -42,11 +44,23 @@ def _join(words: list[str], conj: str) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + f" {conj} " + words[-1]
 
 
+class MazeOptions(BaseModel):
+    """Server options (``agentenv serve maze --option KEY=VALUE``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    #: a dense training signal: each move also pays this times the shortest-path distance it gained
+    #: (negative when it lost ground, 0 into a wall). Potential-based shaping (Ng et al., 1999): an
+    #: episode's extra reward is ``progress_reward * (start distance - end distance)``, so the best
+    #: policy is unchanged; success and score stay 1/0.
+    progress_reward: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
 class MazeEnv(Environment):
     """Reach the goal cell of a maze with ``move up/down/left/right``.
 
     Reward 1.0 (and ``success``, ``score`` 1.0) on the step that reaches the goal, 0 otherwise,
-    so an episode sums to 0 or 1. Walking into a wall is a *valid* move that costs a turn and
+    so an episode sums to 0 or 1 (plus the ``progress_reward`` option's shaping). Walking into a
+    wall is a *valid* move that costs a turn and
     leaves the position unchanged (the observation says so): it is a legal move in the game,
     not a malformed action. Only text that names no direction is ``valid=False``.
     ``max_turns`` is twice the longest shortest path of any task, so the expert always has room.
@@ -54,6 +68,7 @@ class MazeEnv(Environment):
     """
 
     name = "maze"
+    Options = MazeOptions
     max_turns = 2 * MAX_DIST
     #: AgentGym's LMRL-Gym server: /maze/..., the task index is the "game" (26 start positions upstream)
     agentgym = AgentGymRoutes(prefix="/maze", reset_key="game", upstream_splits={"train": (0, 26), "test": (0, 26)},
@@ -106,20 +121,25 @@ class MazeEnv(Environment):
         if hit_wall:
             self._obs = f"You hit a wall moving {direction} and did not move. " + self._where()
         else:
+            progress = self._progress_reward() * (task.dist_to_goal[self._pos] - task.dist_to_goal[nxt])
             self._pos, self._last_move = nxt, direction
             if nxt == task.goal:
                 self._done = True
                 self._obs = f"You moved {direction} and reached the goal at {nxt}. Well done!"
                 return StepResult(
                     self._obs,
-                    reward=1.0,
+                    reward=1.0 + progress,
                     done=True,
                     success=True,
                     score=1.0,
                     info={"position": list(nxt), "hit_wall": False},
                 )
             self._obs = f"You moved {direction}. " + self._where()
+            return StepResult(self._obs, reward=progress, info={"position": list(self._pos), "hit_wall": False})
         return StepResult(self._obs, info={"position": list(self._pos), "hit_wall": hit_wall})
+
+    def _progress_reward(self) -> float:
+        return self.options.progress_reward if self.options is not None else 0.0
 
     def observation(self) -> str:
         return self._obs
