@@ -153,6 +153,7 @@ def test_successful_episode_reward_on_last_model_token(tokenizer, maze, tmp_path
     turn_spans, states = out.extra_fields["turn_spans"], out.extra_fields["turn_states"]
     assert [tokenizer.decode(out.response_ids[a:b], skip_special_tokens=True) for a, b in turn_spans] == model_runs
     assert len(states) == len(actions) and len(set(states)) == len(actions)  # the expert never revisits a square
+    assert out.extra_fields["turn_rewards"] == [0.0] * (len(actions) - 1) + [1.0]  # the environment's, per turn
     expected_prompt = tokenizer.apply_chat_template(kwargs["raw_prompt"], add_generation_prompt=True, tokenize=True)
     assert out.prompt_ids == list(getattr(expected_prompt, "input_ids", expected_prompt))
     # sessions were closed; the episode went to the rollout log of its trainer step

@@ -6,7 +6,7 @@ import random
 import pytest
 
 from agentenv.testing import play_in_process
-from agentenv_maze.env import ACTIONS, MazeEnv, parse_action
+from agentenv_maze.env import ACTIONS, MazeEnv, MazeOptions, parse_action
 from agentenv_maze.generator import MAX_DIST, MAX_SIDE, MIN_DIST, MIN_SIDE, MOVES, NUM_TASKS, bfs, generate
 
 
@@ -142,6 +142,36 @@ def test_expert_reaches_goal_in_shortest_path_and_reward_once():
     assert rewards[-1] == 1.0 and sum(rewards) == 1.0 and result.success and result.score == 1.0
     after = env.step("move up")
     assert after.done and not after.valid and after.reward == 0.0
+
+
+def test_progress_reward_pays_distance_gained_and_keeps_success_and_score():
+    """The progress_reward option: +c per step closer, -c per step away, 0 into a wall; the expert's
+    episode sums to 1 + c * shortest path; success and score are unchanged."""
+    c = 0.1
+    env = MazeEnv()
+    env.options = MazeOptions(progress_reward=c)
+    task = generate("test", 2)
+    env.reset(2, "test")
+    d0 = task.dist_to_goal[task.start]
+    rewards = []
+    while True:
+        result = env.step(env.expert_action())
+        rewards.append(result.reward)
+        if result.done:
+            break
+    assert rewards[:-1] == pytest.approx([c] * (d0 - 1)) and rewards[-1] == pytest.approx(1.0 + c)
+    assert sum(rewards) == pytest.approx(1.0 + c * d0) and result.success and result.score == 1.0
+    r, col = task.start
+    for direction, (dr, dc) in MOVES.items():
+        env.reset(2, "test")
+        nxt = (r + dr, col + dc)
+        got = env.step(f"move {direction}").reward
+        if nxt not in task.open_cells:
+            assert got == 0.0
+        elif nxt != task.goal:
+            assert got == pytest.approx(c * (d0 - task.dist_to_goal[nxt]))  # + closer, - farther
+    with pytest.raises(ValueError):
+        MazeOptions(progress_reward=-0.1)
 
 
 def test_expert_solves_test_split():
