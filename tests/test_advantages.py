@@ -78,3 +78,16 @@ def test_gigpo_needs_the_trainer_mode():
     advantages.register()
     with pytest.raises(RuntimeError, match="openmanus_sync"):
         core_algos.get_adv_estimator_fn(advantages.GIGPO)(token_level_rewards=None, response_mask=None)
+
+
+def test_gigpo_turn_returns_sum_the_environments_per_turn_rewards():
+    """With per-turn rewards (maze's progress_reward), a turn's return is its discounted reward-to-go: from the
+    shared state s0, a step closer (+0.1) beats a step away (-0.1), though both episodes end where they began."""
+    mask = torch.ones(2, 4)
+    spans, states = [[[0, 2], [2, 4]], [[0, 2], [2, 4]]], [["s0", "s1"], ["s0", "s2"]]
+    adv, _ = advantages.gigpo_advantages([0.0, 0.0], ["g", "g"], spans, states, mask, gamma=0.5,
+                                         turn_rewards=[[0.1, -0.1], [-0.1, 0.1]])
+    assert torch.all(adv[0, :2] > 0) and torch.all(adv[1, :2] < 0)  # returns 0.05 and -0.05 from s0
+    assert torch.all(adv[:, 2:] == 0)  # equal outcomes, states no other turn visited
+    only_end, _ = advantages.gigpo_advantages([0.0, 0.0], ["g", "g"], spans, states, mask, gamma=0.5)
+    assert torch.all(only_end == 0)  # without them only the (equal) outcomes count
