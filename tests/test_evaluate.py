@@ -614,10 +614,10 @@ def test_policy_specs():
 
 
 def test_options_reach_the_servers_it_starts(capsys):
-    """``--option NAME.KEY=VALUE`` is handed to the environment's server; maze takes none, so it refuses."""
+    """``--option NAME.KEY=VALUE`` is handed to the environment's server, which refuses a key it does not take."""
     assert eval_main(["--env", "maze", "--policy", "expert", "--option", "maze.nope=1", "--quiet"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["openmanus-eval: could not start the maze server: agentenv: bad option for maze: nope: "
-                   "Extra inputs are not permitted (options it takes: none)"]
+                   "Extra inputs are not permitted (options it takes: progress_reward)"]
     assert eval_main(["--env", "maze", "--policy", "expert", "--option", "nope=1"]) == 2
     assert "--option takes NAME.KEY=VALUE" in capsys.readouterr().err

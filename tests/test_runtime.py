@@ -220,7 +220,7 @@ def test_cli_bad_option_exits_2_with_one_line(tmp_path):
     int_key = tmp_path / "int_key.yaml"
     int_key.write_text("1: 2\n")
     cases = [
-        (["--option", "nope=1"], ["bad option for maze", "nope", "options it takes: none"]),
+        (["--option", "nope=1"], ["bad option for maze", "nope", "options it takes: progress_reward"]),
         (["--option", "nope"], ["--option takes KEY=VALUE", "'nope'"]),
         (["--config", str(bad_key)], ["bad option for maze", "nope"]),
         (["--config", str(bad_yaml)], [f"cannot read --config {bad_yaml}", "line"]),
