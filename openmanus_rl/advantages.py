@@ -16,8 +16,8 @@ leads to the goal sooner than another from the same square gains over it. A turn
 ``episode advantage + step_weight * step advantage``. It needs each turn's span and state, which the
 agent loop records per episode (``turn_spans``, ``turn_states``) and which verl's estimator interface
 does not pass, so the trainer mode (``openmanus_rl.episode_metrics``) computes it itself
-(:func:`compute_in_transfer_queue`); settings ``algorithm.gigpo_gamma`` (0.95) and
-``algorithm.gigpo_step_weight`` (1.0).
+(:func:`compute_in_transfer_queue`); settings ``+algorithm.gigpo_gamma=`` (0.95) and
+``+algorithm.gigpo_step_weight=`` (1.0), keys verl's own config does not have (hence the ``+``).
 
 verl looks estimators up by name in the process that computes advantages, so :func:`register` runs
 in every Ray worker (the setup hook ``openmanus_rl.worker_setup.setup``).

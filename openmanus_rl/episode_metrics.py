@@ -2,7 +2,7 @@
 
 verl 0.9.1's v1 trainer logs batch-level metrics during training and the agent loop's
 ``reward_extra_info`` only at validation. This trainer mode ("openmanus_sync", verl's
-synchronous trainer plus one thing) adds, for each step and environment (``data_source``),
+synchronous trainer plus what follows) adds, for each step and environment (``data_source``),
 ``episode/<env>/<key>`` means of what the OpenManus agent loop records per episode
 (success, env_reward, env_score, turns, invalid_actions, format_errors, env_seconds,
 gen_seconds) and ``episode/<env>/count``. It computes the ``gigpo`` advantage, which needs the
