@@ -128,16 +128,21 @@ def test_invalid_action_is_flagged_and_harmless():
     assert "move up" in result.observation and result.info["position"] == list(start)
 
 
-def test_expert_reaches_goal_in_shortest_path_and_reward_once():
-    env = MazeEnv()
-    env.reset(2, "test")
-    task = generate("test", 2)
+def expert_rewards(env: MazeEnv):
+    """The expert's episode from where ``env`` stands: each step's reward, and the last step's result."""
     rewards = []
     while True:
         result = env.step(env.expert_action())
         rewards.append(result.reward)
         if result.done:
-            break
+            return rewards, result
+
+
+def test_expert_reaches_goal_in_shortest_path_and_reward_once():
+    env = MazeEnv()
+    env.reset(2, "test")
+    task = generate("test", 2)
+    rewards, result = expert_rewards(env)
     assert len(rewards) == task.dist_to_goal[task.start]
     assert rewards[-1] == 1.0 and sum(rewards) == 1.0 and result.success and result.score == 1.0
     after = env.step("move up")
@@ -153,12 +158,7 @@ def test_progress_reward_pays_distance_gained_and_keeps_success_and_score():
     task = generate("test", 2)
     env.reset(2, "test")
     d0 = task.dist_to_goal[task.start]
-    rewards = []
-    while True:
-        result = env.step(env.expert_action())
-        rewards.append(result.reward)
-        if result.done:
-            break
+    rewards, result = expert_rewards(env)
     assert rewards[:-1] == pytest.approx([c] * (d0 - 1)) and rewards[-1] == pytest.approx(1.0 + c)
     assert sum(rewards) == pytest.approx(1.0 + c * d0) and result.success and result.score == 1.0
     r, col = task.start
