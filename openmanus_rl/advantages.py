@@ -101,18 +101,18 @@ def compute_in_transfer_queue(batch: Any, config: Any, metrics: dict) -> Any:
     from tensordict import TensorDict
     from verl.workers.utils.padding import response_to_nested
 
+    from openmanus_rl.episode_metrics import as_list
+
     if config.algorithm.get("use_kl_in_reward", False):
         raise ValueError("algorithm.adv_estimator=gigpo does not take algorithm.use_kl_in_reward "
                          "(use actor_rollout_ref.actor.use_kl_loss)")
     data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id,
                            select_fields=["uid", "response_mask", "rm_scores", "extra_fields"])
     nested_mask = data["response_mask"]
-    padded = data.to_padded_tensor() if hasattr(data, "to_padded_tensor") else data
+    padded = data.to_padded_tensor()
     mask, scores = padded["response_mask"], padded["rm_scores"]
-    extras = data["extra_fields"]
-    extras = extras.tolist() if hasattr(extras, "tolist") else list(extras)
-    uids = data["uid"]
-    uids = [str(u) for u in (uids.tolist() if hasattr(uids, "tolist") else uids)]
+    extras = as_list(data["extra_fields"])
+    uids = [str(u) for u in as_list(data["uid"])]
     padding = [bool(tag.get("is_padding", False)) for tag in batch.tags]
     # padding rows (copies that fill a batch) join no group and get no advantage
     groups = [f"padding-{i}" if pad else uid for i, (uid, pad) in enumerate(zip(uids, padding, strict=True))]

@@ -39,7 +39,7 @@ def per_environment(sources: list[str], infos: list[dict[str, Any]]) -> dict[str
     return out
 
 
-def _as_list(values: Any) -> list[Any]:
+def as_list(values: Any) -> list[Any]:
     """Non-tensor fields come back from TransferQueue as numpy arrays or plain lists."""
     return values.tolist() if hasattr(values, "tolist") else list(values)
 
@@ -81,8 +81,8 @@ def register() -> None:
             data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id,
                                    select_fields=["data_source", "extra_fields"])
             keep = [not tag.get("is_padding", False) for tag in batch.tags]
-            sources = [str(s) for s, k in zip(_as_list(data["data_source"]), keep, strict=True) if k]
-            extras = [e for e, k in zip(_as_list(data["extra_fields"]), keep, strict=True) if k]
+            sources = [str(s) for s, k in zip(as_list(data["data_source"]), keep, strict=True) if k]
+            extras = [e for e, k in zip(as_list(data["extra_fields"]), keep, strict=True) if k]
             infos = [e.get("reward_extra_info", {}) if isinstance(e, dict) else {} for e in extras]
             metrics.update(per_environment(sources, infos))
             if (self._budget is not None and global_steps < self.total_training_steps

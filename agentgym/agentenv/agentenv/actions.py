@@ -112,15 +112,20 @@ def parse_tool_call(text: str) -> ToolCall:
     raise ToolCallError("no tool call found; write: Action: TOOL_NAME with Action Input: {JSON arguments}")
 
 
-def _after_last_action(reply: str) -> str | None:
+def _last_action_line(reply: str) -> re.Match[str] | None:
     starts = list(_ACTION_START.finditer(reply))
-    return reply[starts[-1].end():].strip() if starts else None
+    return starts[-1] if starts else None
+
+
+def _after_last_action(reply: str) -> str | None:
+    line = _last_action_line(reply)
+    return reply[line.end():].strip() if line else None
 
 
 def action_start(reply: str) -> int | None:
     """Where the last "Action:" line of a reply starts (None: the reply has none)."""
-    starts = list(_ACTION_START.finditer(reply))
-    return starts[-1].start() if starts else None
+    line = _last_action_line(reply)
+    return line.start() if line else None
 
 
 def parse_reply(reply: str, action_format: str = "text", *, cut: bool = False) -> ParsedAction:
