@@ -344,10 +344,16 @@ def _train_on_action(mask: list[int], generated: list[int], tokenizer: Any) -> N
     tail = len(mask) - len(generated)
     if start is None or start == 0 or tail < 0 or not all(mask[tail:]):
         return
-    for i in range(len(generated)):  # the first token whose text reaches into the action line
-        if len(tokenizer.decode(generated[: i + 1], skip_special_tokens=True)) > start:
-            break
-        mask[tail + i] = 0
+    # the first token whose text reaches into the action line, by bisection: a prefix's text only grows,
+    # and decoding every prefix of a long reply would cost time quadratic in its length
+    lo, hi = 0, len(generated)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if len(tokenizer.decode(generated[: mid + 1], skip_special_tokens=True)) > start:
+            hi = mid
+        else:
+            lo = mid + 1
+    mask[tail: tail + lo] = [0] * lo
 
 
 def _append_line(path: Path, line: str) -> None:

@@ -21,7 +21,7 @@ from verl.workers.rollout.replica import TokenOutput
 from agentenv.client import EnvClient
 from agentenv.launcher import ServerProcess
 from openmanus_rl import prompts, trajectories
-from openmanus_rl.agent_loop import OpenManusAgentLoop
+from openmanus_rl.agent_loop import OpenManusAgentLoop, _train_on_action
 from openmanus_rl.tiny_model import build_tiny_model
 
 ASSISTANT = "<|im_start|>assistant"
@@ -184,6 +184,21 @@ def test_train_on_action_keeps_only_action_lines_in_the_loss(tokenizer, maze):
     assert all("Thought:" in t for t in thoughts)  # generated, seen by the model, not trained
     with pytest.raises(ValueError, match="train_on"):
         play(tokenizer, model, {"env_servers": {"maze": [url]}, "train_on": "thought"}, {}, row("maze", 0, ""))
+
+
+def test_train_on_action_masks_exactly_the_tokens_before_the_action_line(tokenizer):
+    """The first trained token is the first whose text reaches into the last "Action:" line, for short and
+    long thoughts (found by bisection; checked here against decoding every prefix)."""
+    for thought in ("go", "the goal is up and I can move up or down " * 40, "Action: move up is tempting"):
+        reply = prompts.format_reply("move left", thought=thought)
+        ids = tokenizer.encode(reply, add_special_tokens=False) + [tokenizer.eos_token_id]
+        mask = [0, 1] + [1] * len(ids)  # an earlier token of the response stays as it was
+        _train_on_action(mask, ids, tokenizer)
+        start = tokenizer.decode(ids, skip_special_tokens=True).rindex("Action:")
+        first = next(i for i in range(len(ids))
+                     if len(tokenizer.decode(ids[: i + 1], skip_special_tokens=True)) > start)
+        assert mask == [0, 1] + [0] * first + [1] * (len(ids) - first)
+        assert tokenizer.decode(ids[first:], skip_special_tokens=True).strip() == "Action: move left"
 
 
 def test_failed_episode_gets_no_reward_and_counts_invalid_actions(tokenizer, maze):
