@@ -330,17 +330,18 @@ class _TokenPolicy(Policy):
         trace.turn_spans.append([len(trace.token_ids) - len(generated), len(trace.token_ids)])
         trace.turn_states.append(hashlib.sha1(observation.encode()).hexdigest()[:16])
         if loop.train_on == "action":
-            _train_on_action(trace.mask, generated, loop.tokenizer)
+            _train_on_action(trace.mask, generated, reply, loop.tokenizer)
         trace.messages.append({"role": "assistant", "content": reply})
         cut = not generated or generated[-1] != loop.eos_id
         return prompts.read_reply(self.info, reply, cut=cut)
 
 
-def _train_on_action(mask: list[int], generated: list[int], tokenizer: Any) -> None:
+def _train_on_action(mask: list[int], generated: list[int], reply: str, tokenizer: Any) -> None:
     """Give the reply's thought mask 0, so the loss reaches only its action: the tokens from the reply's
     last "Action:" line on (with its end-of-turn token). A reply with no action line stays whole in the
-    loss (a malformed reply is the model's to unlearn). ``mask`` ends with ``generated``'s mask 1s."""
-    start = actions.action_start(tokenizer.decode(generated, skip_special_tokens=True))
+    loss (a malformed reply is the model's to unlearn). ``mask`` ends with ``generated``'s mask 1s;
+    ``reply`` is ``generated`` decoded without special tokens (the turn has decoded it already)."""
+    start = actions.action_start(reply)
     tail = len(mask) - len(generated)
     if start is None or start == 0 or tail < 0 or not all(mask[tail:]):
         return

@@ -193,8 +193,9 @@ def test_train_on_action_masks_exactly_the_tokens_before_the_action_line(tokeniz
         reply = prompts.format_reply("move left", thought=thought)
         ids = tokenizer.encode(reply, add_special_tokens=False) + [tokenizer.eos_token_id]
         mask = [0, 1] + [1] * len(ids)  # an earlier token of the response stays as it was
-        _train_on_action(mask, ids, tokenizer)
-        start = tokenizer.decode(ids, skip_special_tokens=True).rindex("Action:")
+        text = tokenizer.decode(ids, skip_special_tokens=True)
+        _train_on_action(mask, ids, text, tokenizer)
+        start = text.rindex("Action:")
         first = next(i for i in range(len(ids))
                      if len(tokenizer.decode(ids[: i + 1], skip_special_tokens=True)) > start)
         assert mask == [0, 1] + [0] * first + [1] * (len(ids) - first)
