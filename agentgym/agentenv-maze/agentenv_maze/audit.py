@@ -5,6 +5,11 @@ or evaluation files) and prints, per file, the share of turns whose thought stat
 wrongly, lists the open moves wrongly (a copy of the observation's last sentence), or whose action walks
 into a wall, and the share of each move. A run whose success drops while these rise has stopped reading
 its observations; one whose success drops while they hold has chosen worse among the moves it saw.
+
+It also counts dead ends (one open move) and how often the reply there takes another way. The expert walks
+a shortest path and never enters a dead end, so a cloned policy has never seen one; walking into a wall
+there until the turns run out is behaviour cloning's blind spot, which only on-policy experience (RL,
+AgentEvol's exploration) can show it.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ class Audit:
     goal_wrong: int = 0
     open_wrong: int = 0
     into_wall: int = 0
+    dead_ends: int = 0  # turns at a dead end: one open move
+    dead_end_stuck: int = 0  # of those, replies that do not take it
     moves: Counter = field(default_factory=Counter)
 
     def row(self, name: str) -> dict[str, object]:
@@ -43,7 +50,9 @@ class Audit:
         moved = max(sum(self.moves.values()), 1)
         return {"file": name, "episodes": self.episodes, "success": self.successes / max(self.episodes, 1),
                 "turns": self.turns, "goal_wrong": self.goal_wrong / n, "open_wrong": self.open_wrong / n,
-                "into_wall": self.into_wall / n, **{f"move_{d}": self.moves[d] / moved for d in MOVES}}
+                "into_wall": self.into_wall / n, "dead_ends": self.dead_ends / n,
+                "dead_end_stuck": self.dead_end_stuck / max(self.dead_ends, 1),
+                **{f"move_{d}": self.moves[d] / moved for d in MOVES}}
 
 
 def _directions(text: str) -> list[str]:
@@ -68,6 +77,9 @@ def audit_turn(observation: str, reply: str, audit: Audit) -> None:
     if move is not None:
         audit.moves[move] += 1
     audit.into_wall += move is not None and move not in free
+    if len(free) == 1:
+        audit.dead_ends += 1
+        audit.dead_end_stuck += move not in free
 
 
 def audit_episode(conversations: list[dict], audit: Audit) -> None:
@@ -92,13 +104,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agentenv_maze.audit", description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+", help="AgentTraj JSONL files of maze episodes")
     args = parser.parse_args(argv)
-    print("| file | episodes | success | turns | goal wrong | open moves wrong | into a wall | "
-          + " | ".join(MOVES) + " |")
-    print("| --- " * (7 + len(MOVES)) + "|")
+    print("| file | episodes | success | turns | goal wrong | open moves wrong | into a wall | at a dead end | "
+          "stuck there | " + " | ".join(MOVES) + " |")
+    print("| --- " * (9 + len(MOVES)) + "|")
     for path in args.files:
         row = audit_file(path).row(path)
         print(f"| {path} | {row['episodes']} | {row['success']:.2f} | {row['turns']} | {row['goal_wrong']:.3f} | "
-              f"{row['open_wrong']:.3f} | {row['into_wall']:.3f} | "
+              f"{row['open_wrong']:.3f} | {row['into_wall']:.3f} | {row['dead_ends']:.3f} | "
+              f"{row['dead_end_stuck']:.3f} | "
               + " | ".join(f"{row[f'move_{d}']:.2f}" for d in MOVES) + " |")
     return 0
 

@@ -245,7 +245,7 @@ def test_audit_finds_no_fault_in_the_expert_and_each_kind_of_misreading(tmp_path
     clean = audit_file(path)
     assert clean.episodes == clean.successes == 5
     assert clean.turns == sum(len(e) // 2 for e in episodes) > 5
-    assert clean.goal_wrong == clean.open_wrong == clean.into_wall == 0
+    assert clean.goal_wrong == clean.open_wrong == clean.into_wall == clean.dead_end_stuck == 0
     assert sum(clean.moves.values()) == clean.turns
 
     # one reply of each kind of fault: the goal on the wrong side, an open move left out, a move into a wall
@@ -266,4 +266,15 @@ def test_audit_finds_no_fault_in_the_expert_and_each_kind_of_misreading(tmp_path
         audit_episode([{"from": "human", "value": obs}, {"from": "gpt", "value": fault}], audit)
         counts.append((audit.turns, audit.goal_wrong, audit.open_wrong, audit.into_wall))
     assert counts == [(1, 1, 0, 0), (1, 0, 1, 0), (1, 0, 0, 1)]
+
+    # a dead end: the one open move is the way back; a reply that bumps a wall there is stuck
+    dead_end = ("You moved up. You are at (0, 0). The goal is at (0, 5). There are walls above you, to your left "
+                "and to your right. You can move down.")
+    stuck = []
+    for move in ("down", "right"):
+        audit = Audit()
+        reply = f"Thought: The goal is right. I can move down. I came from below.\nAction: move {move}"
+        audit_episode([{"from": "human", "value": dead_end}, {"from": "gpt", "value": reply}], audit)
+        stuck.append((audit.dead_ends, audit.dead_end_stuck, audit.into_wall))
+    assert stuck == [(1, 0, 0), (1, 1, 1)]
     assert main([str(path)]) == 0
