@@ -9,7 +9,9 @@ its observations; one whose success drops while they hold has chosen worse among
 It also counts dead ends (one open move) and how often the reply there takes another way. The expert walks
 a shortest path and never enters a dead end, so a cloned policy has never seen one; walking into a wall
 there until the turns run out is behaviour cloning's blind spot, which only on-policy experience (RL,
-AgentEvol's exploration) can show it.
+AgentEvol's exploration) can show it. Whether the thought there lists the one open move tells where the
+fault lies: a reply stuck after a wrong list ("I can move down or right") is a misreading, which training
+only the action line (``agent.train_on=action``) cannot reach; one stuck after a right list chose badly.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ class Audit:
     into_wall: int = 0
     dead_ends: int = 0  # turns at a dead end: one open move
     dead_end_stuck: int = 0  # of those, replies that do not take it
+    dead_end_misread: int = 0  # dead-end turns whose thought lists the open moves wrongly
+    dead_end_misread_stuck: int = 0  # of those, replies that do not take the open move
     moves: Counter = field(default_factory=Counter)
 
     def row(self, name: str) -> dict[str, object]:
@@ -52,6 +56,10 @@ class Audit:
                 "turns": self.turns, "goal_wrong": self.goal_wrong / n, "open_wrong": self.open_wrong / n,
                 "into_wall": self.into_wall / n, "dead_ends": self.dead_ends / n,
                 "dead_end_stuck": self.dead_end_stuck / max(self.dead_ends, 1),
+                "dead_end_misread": self.dead_end_misread / max(self.dead_ends, 1),
+                "stuck_if_misread": self.dead_end_misread_stuck / max(self.dead_end_misread, 1),
+                "stuck_if_read": (self.dead_end_stuck - self.dead_end_misread_stuck)
+                / max(self.dead_ends - self.dead_end_misread, 1),
                 **{f"move_{d}": self.moves[d] / moved for d in MOVES}}
 
 
@@ -71,7 +79,8 @@ def audit_turn(observation: str, reply: str, audit: Audit) -> None:
     said = _SAID_GOAL.search(reply)
     audit.goal_wrong += said is None or _directions(said.group(1)) != toward
     said = _SAID_OPEN.search(reply)
-    audit.open_wrong += said is None or _directions(said.group(1)) != free
+    misread = said is None or _directions(said.group(1)) != free
+    audit.open_wrong += misread
     action = _ACTION.search(reply)
     move = parse_action(action.group(1)) if action else None
     if move is not None:
@@ -80,6 +89,8 @@ def audit_turn(observation: str, reply: str, audit: Audit) -> None:
     if len(free) == 1:
         audit.dead_ends += 1
         audit.dead_end_stuck += move not in free
+        audit.dead_end_misread += misread
+        audit.dead_end_misread_stuck += misread and move not in free
 
 
 def audit_episode(conversations: list[dict], audit: Audit) -> None:
@@ -105,13 +116,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("files", nargs="+", help="AgentTraj JSONL files of maze episodes")
     args = parser.parse_args(argv)
     print("| file | episodes | success | turns | goal wrong | open moves wrong | into a wall | at a dead end | "
-          "stuck there | " + " | ".join(MOVES) + " |")
-    print("| --- " * (9 + len(MOVES)) + "|")
+          "stuck there | misread there | stuck if misread | stuck if read right | " + " | ".join(MOVES) + " |")
+    print("| --- " * (12 + len(MOVES)) + "|")
     for path in args.files:
         row = audit_file(path).row(path)
         print(f"| {path} | {row['episodes']} | {row['success']:.2f} | {row['turns']} | {row['goal_wrong']:.3f} | "
               f"{row['open_wrong']:.3f} | {row['into_wall']:.3f} | {row['dead_ends']:.3f} | "
-              f"{row['dead_end_stuck']:.3f} | "
+              f"{row['dead_end_stuck']:.3f} | {row['dead_end_misread']:.3f} | {row['stuck_if_misread']:.3f} | "
+              f"{row['stuck_if_read']:.3f} | "
               + " | ".join(f"{row[f'move_{d}']:.2f}" for d in MOVES) + " |")
     return 0
 

@@ -271,10 +271,12 @@ def test_audit_finds_no_fault_in_the_expert_and_each_kind_of_misreading(tmp_path
     dead_end = ("You moved up. You are at (0, 0). The goal is at (0, 5). There are walls above you, to your left "
                 "and to your right. You can move down.")
     stuck = []
-    for move in ("down", "right"):
+    for said, move in (("down", "down"), ("down", "right"), ("down or right", "right"), ("down or right", "down")):
         audit = Audit()
-        reply = f"Thought: The goal is right. I can move down. I came from below.\nAction: move {move}"
+        reply = f"Thought: The goal is right. I can move {said}. I came from below.\nAction: move {move}"
         audit_episode([{"from": "human", "value": dead_end}, {"from": "gpt", "value": reply}], audit)
-        stuck.append((audit.dead_ends, audit.dead_end_stuck, audit.into_wall))
-    assert stuck == [(1, 0, 0), (1, 1, 1)]
+        stuck.append((audit.dead_ends, audit.dead_end_stuck, audit.into_wall, audit.dead_end_misread,
+                      audit.dead_end_misread_stuck))
+    # a right list then the open move; a right list then a wall; a wrong list then a wall; a wrong list, open move
+    assert stuck == [(1, 0, 0, 0, 0), (1, 1, 1, 0, 0), (1, 1, 1, 1, 1), (1, 0, 0, 1, 0)]
     assert main([str(path)]) == 0
