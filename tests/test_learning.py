@@ -9,8 +9,10 @@ takes it as a verl checkpoint directory with ``--model_preset tiny``: the RL-fro
 
 Two runs at once, one per environment: after a few steps ``left`` must be chosen far more often than
 chance in the first and far less in the second. A reward that reached the wrong token or the trainer
-with the wrong sign, or an advantage with the wrong sign, moves one of them the wrong way; observation
-tokens let into the loss drown the choices' gradient in the corridor's, and the choices stay near chance.
+with the wrong sign, or an advantage with the wrong sign, moves one of them the wrong way (the agent
+loop's reward negated: ``left`` fell to 0% in the first run). Observation tokens given mask 1 do not stop
+this 64-wide model from learning the choice (the test still passed with the corridor in the loss); that
+fault is caught by test_agent_loop.py, which checks the mask of every environment turn verl trains on.
 """
 
 from __future__ import annotations

@@ -256,7 +256,7 @@ class CappedEnv(EchoEnv):
 class ForkEnv(Environment):
     """Two doors, then two more: every ``left`` earns +0.5, ``right`` 0, and a reply that is neither costs
     0.5 (so that noise never pays better than a choice). The reward comes at the end of the second turn,
-    after an observation long enough that letting its tokens into the loss would show."""
+    after a long observation (mask 0) between the two replies."""
 
     name = "fork"
     max_turns = 2
