@@ -180,7 +180,8 @@ class OpenManusAgentLoop(AgentLoopBase):
         # why an episode ended without the task ending it: the token budget (the policy stopped; the
         # driver then marks no truncation) or a turn limit (the driver's ``truncated``)
         ending = {"cut_by_budget": trace.cut_by_budget, "cut_by_turns": episode.truncated,
-                  "response_length": min(len(trace.mask), self.response_length), "turn_limit": turn_limit}
+                  "response_length": min(len(trace.mask), self.response_length),
+                  "trained_tokens": sum(trace.mask[: self.response_length]), "turn_limit": turn_limit}
         output = AgentLoopOutput(
             prompt_ids=trace.token_ids[:trace.prompt_len],
             response_ids=trace.token_ids[trace.prompt_len:][: self.response_length],

@@ -162,6 +162,7 @@ def test_successful_episode_reward_on_last_model_token(tokenizer, maze, tmp_path
     # a test-split row is a validation episode: it goes to val_step_<trainer step>.jsonl
     (item,) = list(trajectories.read(tmp_path / "rollouts" / "val_step_3.jsonl"))
     assert item["item_id"] == "maze_0" and item["success"] is True and item["actions"] == actions
+    assert item["trained_tokens"] == int(mask.sum()) == sum(b - a for a, b in turn_spans)  # the replies only
     assert [t["from"] for t in item["conversations"]] == ["human"] + ["gpt", "human"] * (len(actions) - 1) + ["gpt"]
 
 

@@ -11,8 +11,8 @@ Two runs at once, one per environment: after a few steps ``left`` must be chosen
 chance in the first and far less in the second. A reward that reached the wrong token or the trainer
 with the wrong sign, or an advantage with the wrong sign, moves one of them the wrong way (the agent
 loop's reward negated: ``left`` fell to 0% in the first run). Observation tokens given mask 1 do not stop
-this 64-wide model from learning the choice (the test still passed with the corridor in the loss); that
-fault is caught by test_agent_loop.py, which checks the mask of every environment turn verl trains on.
+this 64-wide model from learning the choice, so the test also reads how many tokens of each episode were
+in the loss (``trained_tokens`` of the rollout records): at most the two replies, never the corridor.
 """
 
 from __future__ import annotations
@@ -166,6 +166,12 @@ def test_grpo_learns_which_door_pays_and_the_flipped_sign_unlearns_it(tmp_path, 
     shares = {env: [left_share(tmp_path / d / "rollouts" / f"step_{step}.jsonl") for step in range(1, STEPS + 1)]
               for env, d in (("fork", "fork"), ("fork_flipped", "flipped"))}
     print("share of left per step:", json.dumps(shares))
+    # only the replies were in the loss: two of at most 16 new tokens each (with their end tokens), never the
+    # long corridor between them; observation tokens given mask 1 show here, where learning does not show them
+    trained = [item["trained_tokens"] for d in ("fork", "flipped") for step in range(1, STEPS + 1)
+               for item in trajectories.read(tmp_path / d / "rollouts" / f"step_{step}.jsonl")]
+    print("trained tokens per episode: max", max(trained), "mean", sum(trained) / len(trained))
+    assert len(trained) == 2 * STEPS * 64 and 2 <= max(trained) <= 2 * (16 + 2), max(trained)
     # both start near chance (the BC start; step 1's episodes come from it), so the end says what RL did
     assert all(0.3 <= s[0] <= 0.7 for s in shares.values()), shares
     # the last two steps (256 actions a run; chance is 0.5 +- 0.03): a single step can dip when an update
