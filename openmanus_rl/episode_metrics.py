@@ -6,9 +6,10 @@ synchronous trainer plus what follows) adds, for each step and environment (``da
 ``episode/<env>/<key>`` means of what the OpenManus agent loop records per episode
 (success, env_reward, env_score, turns, invalid_actions, format_errors, env_seconds,
 gen_seconds) and ``episode/<env>/count``. It computes the ``gigpo`` advantage, which needs the
-agent loop's turns (``openmanus_rl.advantages``). It also keeps ``trainer.time_budget_minutes``
-(``train_ppo.sh --minutes``, openmanus_rl/time_budget.py): when one more step would not fit,
-the next step is made verl's last.
+agent loop's turns (``openmanus_rl.advantages``), and with ``+algorithm.reward_per_turn=true`` it puts
+each turn's reward on that turn (``openmanus_rl.rewards``) before any advantage. It also keeps
+``trainer.time_budget_minutes`` (``train_ppo.sh --minutes``, openmanus_rl/time_budget.py): when one
+more step would not fit, the next step is made verl's last.
 
 Selected by ``trainer.v1.trainer_mode=openmanus_sync``; registered in every Ray worker by the
 setup hook ``openmanus_rl.worker_setup.setup`` (both set in configs/ppo.yaml).
@@ -53,7 +54,7 @@ def register() -> None:
     if TRAINER_MODE in TRAINER_REGISTRY:
         return
 
-    from openmanus_rl import advantages
+    from openmanus_rl import advantages, rewards
     from openmanus_rl.time_budget import TimeBudget
 
     @register_trainer(TRAINER_MODE)
@@ -69,6 +70,8 @@ def register() -> None:
                 self._budget.begin_training(self.global_steps)
 
         def _compute_advantage(self, batch, metrics):
+            if self.config.algorithm.get("reward_per_turn", False):
+                rewards.place_per_turn_in_transfer_queue(batch, metrics)
             # gigpo needs each episode's turns, which verl's estimator interface does not pass
             if self.config.algorithm.adv_estimator == advantages.GIGPO:
                 return advantages.compute_in_transfer_queue(batch, self.config, metrics)
