@@ -87,10 +87,10 @@ def test_grpo_three_steps_with_a_horizon_curriculum(tmp_path, data):
 def test_ppo_with_critic_a_time_budget_then_resume(tmp_path, data):
     """--minutes ends the run at a step boundary: a budget one step overruns makes step 2 the last of 5,
     checkpointed (actor and critic) and validated as verl's last step; the same command again resumes there.
-    The first run puts each turn's reward on its turn (every episode: the reward style is env_reward)."""
+    PPO puts each turn's reward on its turn by default (every episode: the reward style is env_reward); the
+    second run turns that off."""
     out = tmp_path / "ppo"
-    log = train(out, data, "--env_name", "maze", "--algo", "ppo", "--steps", "5", "--minutes", "0.01",
-                "+algorithm.reward_per_turn=true")
+    log = train(out, data, "--env_name", "maze", "--algo", "ppo", "--steps", "5", "--minutes", "0.01")
     steps = step_metrics(log)
     assert sorted(steps) == [1, 2] and "critic/vf_loss" in steps[1]
     assert all(float(re.search(r"reward/per_turn_share:(?:np\.\w+\()?([-\w.+]+)", steps[s]).group(1)) == 1.0
@@ -101,10 +101,10 @@ def test_ppo_with_critic_a_time_budget_then_resume(tmp_path, data):
 
     # a second run with the same directory resumes after step 2 (actor, critic, data position) instead of
     # starting over
-    log = train(out, data, "--env_name", "maze", "--algo", "ppo", "--steps", "3")
+    log = train(out, data, "--env_name", "maze", "--algo", "ppo", "--steps", "3", "algorithm.reward_per_turn=false")
     steps = step_metrics(log)
     assert sorted(steps) == [3] and "critic/vf_loss" in steps[3] and "global_step_2" in log
-    assert "reward/per_turn_share" not in steps[3]  # off unless asked for
+    assert "reward/per_turn_share" not in steps[3]
     assert len(rollouts(out, "step_1.jsonl")) == 4 and len(rollouts(out, "step_3.jsonl")) == 4
     assert (out / "checkpoints" / "latest_checkpointed_iteration.txt").read_text().strip() == "3"
 
