@@ -9,7 +9,9 @@ limit is ``max_turns``: one limit or a horizon curriculum over training steps
 (``openmanus_rl.horizon``), capped by the environment's own.
 Token-in/token-out: the model's tokens are kept as generated (mask 1,
 with their log-probs) and only the new observation is tokenized each turn (mask 0).
-The episode always ends on a model token, and that is where verl puts the reward.
+The episode always ends on a model token, and that is where verl puts the reward (with
+``algorithm.reward_per_turn``, PPO's default, the trainer then moves each turn's own reward onto that
+turn: ``openmanus_rl.rewards``).
 
 verl's rollout workers import the loop through the agent-loop YAML
 (``actor_rollout_ref.rollout.agent.agent_loop_config_path``: ``- name: openmanus``,
