@@ -10,8 +10,9 @@ environments whose native rewards differ:
 The agent loop places the reward on the last model token of the episode (verl's
 ``reward_score``), so a reward never lands on environment text.
 
-``algorithm.reward_per_turn`` (on for ``--algo ppo`` in configs/ppo.yaml) moves each turn's environment reward onto that turn's last
-trained token before the advantage is computed (:func:`per_turn`, :func:`place_per_turn_in_transfer_queue`).
+``algorithm.reward_per_turn`` (on for ``--algo ppo`` in configs/ppo.yaml) moves each turn's environment
+reward onto that turn's last trained token before the advantage is computed (:func:`per_turn`,
+:func:`place_per_turn_in_transfer_queue`).
 It matters to a critic: verl's GAE discounts per model token, so a reward summed at the end of a
 500-token maze episode reaches its first turns multiplied by 0.99 ** 500 (< 0.01), and a turn's own
 progress (the maze's ``progress_reward``) is mixed into the whole episode's. Outcome estimators
