@@ -6,8 +6,8 @@ synchronous trainer plus what follows) adds, for each step and environment (``da
 ``episode/<env>/<key>`` means of what the OpenManus agent loop records per episode
 (success, env_reward, env_score, turns, invalid_actions, format_errors, env_seconds,
 gen_seconds) and ``episode/<env>/count``. It computes the ``gigpo`` advantage, which needs the
-agent loop's turns (``openmanus_rl.advantages``), and with ``+algorithm.reward_per_turn=true`` it puts
-each turn's reward on that turn (``openmanus_rl.rewards``) before any advantage. It also keeps
+agent loop's turns (``openmanus_rl.advantages``), and with ``algorithm.reward_per_turn`` (PPO's default)
+it puts each turn's reward on that turn (``openmanus_rl.rewards``) before any advantage. It also keeps
 ``trainer.time_budget_minutes`` (``train_ppo.sh --minutes``, openmanus_rl/time_budget.py): when one
 more step would not fit, the next step is made verl's last.
 
