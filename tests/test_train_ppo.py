@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import signal
@@ -88,9 +89,10 @@ def test_ppo_with_critic_a_time_budget_then_resume(tmp_path, data):
     """--minutes ends the run at a step boundary: a budget one step overruns makes step 2 the last of 5,
     checkpointed (actor and critic) and validated as verl's last step; the same command again resumes there.
     PPO puts each turn's reward on its turn by default (every episode: the reward style is env_reward); the
-    second run turns that off."""
+    second run turns that off, and takes PPO's old log-probs from the rollout (verl's bypass mode, the tiny-bc
+    preset's setting) instead of recomputing them."""
     out = tmp_path / "ppo"
-    log = train(out, data, "--env_name", "maze", "--algo", "ppo", "--steps", "5", "--minutes", "0.01")
+    first = log = train(out, data, "--env_name", "maze", "--algo", "ppo", "--steps", "5", "--minutes", "0.01")
     steps = step_metrics(log)
     assert sorted(steps) == [1, 2] and "critic/vf_loss" in steps[1]
     assert all(float(re.search(r"reward/per_turn_share:(?:np\.\w+\()?([-\w.+]+)", steps[s]).group(1)) == 1.0
@@ -101,10 +103,16 @@ def test_ppo_with_critic_a_time_budget_then_resume(tmp_path, data):
 
     # a second run with the same directory resumes after step 2 (actor, critic, data position) instead of
     # starting over
-    log = train(out, data, "--env_name", "maze", "--algo", "ppo", "--steps", "3", "algorithm.reward_per_turn=false")
+    log = train(out, data, "--env_name", "maze", "--algo", "ppo", "--steps", "3", "algorithm.reward_per_turn=false",
+                "algorithm.rollout_correction.bypass_mode=true")
     steps = step_metrics(log)
     assert sorted(steps) == [3] and "critic/vf_loss" in steps[3] and "global_step_2" in log
     assert "reward/per_turn_share" not in steps[3]
+    # the comparison of recomputed and rollout log-probs exists only where the trainer recomputed them
+    assert "training/rollout_probs_diff_max" in step_metrics(first)[1]
+    assert "training/rollout_probs_diff_max" not in steps[3]
+    loss = float(re.search(r"actor/pg_loss:(?:np\.\w+\()?([-\w.+]+)", steps[3]).group(1))
+    assert math.isfinite(loss)
     assert len(rollouts(out, "step_1.jsonl")) == 4 and len(rollouts(out, "step_3.jsonl")) == 4
     assert (out / "checkpoints" / "latest_checkpointed_iteration.txt").read_text().strip() == "3"
 
