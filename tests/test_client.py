@@ -97,12 +97,60 @@ async def test_pool_fails_over_to_a_live_replica():
             assert (await sessions[0].step("finish")).success
 
 
-async def test_pool_reports_a_full_server():
+async def test_pool_reports_a_server_that_stays_full():
     with serve_in_thread(EchoEnv, ServerConfig(max_sessions=1)) as url:
-        async with EnvPool([url]) as pool:
+        async with EnvPool([url], wait_full=1.0) as pool:
             await pool.open(0)
-            with pytest.raises(SessionLimit):
+            t0 = time.monotonic()
+            with pytest.raises(SessionLimit, match=r"stayed full for 1 s \(1 replica\(s\), 1 session\(s\) open"):
                 await pool.open(1)
+            assert time.monotonic() - t0 >= 1.0  # it waited before giving up
+
+
+class _CountingEchoEnv(EchoEnv):
+    """EchoEnv that records how many of its sessions were ever alive at once (the server runs in this process)."""
+
+    alive = peak = 0
+
+    def reset(self, task_id, split, seed=None):
+        if not hasattr(self, "task"):
+            type(self).alive += 1
+            type(self).peak = max(type(self).peak, type(self).alive)
+        return super().reset(task_id, split, seed)
+
+    def close(self):
+        type(self).alive -= 1
+
+
+async def test_pool_queues_episodes_beyond_the_session_cap_and_plays_them_all():
+    """A trainer starts a step's 16 episodes at once; the server holds 4: every episode is played, in turns."""
+    _CountingEchoEnv.alive = _CountingEchoEnv.peak = 0
+    with serve_in_thread(_CountingEchoEnv, ServerConfig(max_sessions=4)) as url:
+        async with EnvPool([url]) as pool:
+            async def episode(task_id: int) -> tuple[int, float]:
+                async with pool.session(task_id) as sess:
+                    await sess.step("wait")
+                    await asyncio.sleep(0.05)  # the model's turn
+                    step = await sess.step("finish")
+                    return task_id, step.reward
+
+            done = await asyncio.wait_for(asyncio.gather(*(episode(t) for t in range(16))), 60)
+            assert sorted(done) == [(t, 1.0) for t in range(16)]  # none lost, each its own task
+            assert pool.open_sessions == 0 and pool.queued == 0
+    assert _CountingEchoEnv.peak == 4  # full, never over
+
+
+async def test_a_queued_open_takes_a_session_another_process_frees():
+    """The wait also polls: a session closed by another client (another rollout worker) lets it in."""
+    with serve_in_thread(EchoEnv, ServerConfig(max_sessions=1)) as url:
+        async with AsyncEnvClient(url) as other, EnvPool([url], wait_full=30) as pool:
+            held = await other.create(0)
+            opening = asyncio.create_task(pool.open(1))
+            await asyncio.sleep(0.3)
+            assert not opening.done() and pool.queued == 1
+            await other.close(held.env_id)
+            sess = await asyncio.wait_for(opening, 5)
+            assert sess.observation.startswith("task train/1")
 
 
 async def test_coalesced_steps_share_requests(echo_url):

@@ -384,19 +384,27 @@ class EnvPool:
     it opens a session, at once after a replica failed, and waits up to ``wait_live`` seconds for one
     to come back when none answers, so sessions go only to live replicas while dead ones restart.
 
+    When every replica is full (its session cap answered 429), :meth:`open` queues: it waits for a
+    session to close, in this pool or (polled) anywhere else, for up to ``wait_full`` seconds, then
+    raises :class:`~agentenv.errors.SessionLimit` saying how many sessions were open. A trainer that
+    starts a whole step's episodes at once thus plays all of them, never more at a time than the
+    servers hold.
+
     Every session the pool opened is closed by :meth:`session`'s context exit or, at
     the latest, by :meth:`aclose`, whatever the caller raised.
     """
 
     def __init__(self, urls: Sequence[str], *, token: str | None = None, refresh: float = 2.0,
-                 wait_live: float = 120.0, **client_kwargs: Any) -> None:
+                 wait_live: float = 120.0, wait_full: float = 1800.0, **client_kwargs: Any) -> None:
         if not urls:
             raise ValueError("EnvPool needs at least one server URL")
         from agentenv.ray_servers import is_directory_url
 
         self._directories = [u for u in urls if is_directory_url(u)]
         self._token, self._client_kwargs = token, client_kwargs
-        self.refresh, self.wait_live = refresh, wait_live
+        self.refresh, self.wait_live, self.wait_full = refresh, wait_live, wait_full
+        self._freed: asyncio.Event | None = None  # set when one of this pool's sessions closes
+        self.queued = 0  # opens waiting for a free session now
         self._clients: dict[str, AsyncEnvClient] = {}  # url -> client, the replicas sessions may go to
         self._retired: dict[str, AsyncEnvClient] = {}  # gone from a directory: no new sessions, closed by aclose
         self._load: dict[int, int] = {}
@@ -455,8 +463,10 @@ class EnvPool:
 
     async def open(self, task_id: int, split: str = "train", seed: int | None = None) -> EnvSession:
         """Create a session on the least-loaded replica; fall over to others if it is down or full
-        (with directories: look again, and wait up to ``wait_live`` seconds for a live one)."""
+        (with directories: look again, and wait up to ``wait_live`` seconds for a live one); when all
+        are full, wait up to ``wait_full`` seconds for a session to close."""
         deadline = time.monotonic() + self.wait_live
+        full_deadline: float | None = None
         force = False
         while True:
             last: Exception = ServerUnavailable("no live replica of this environment's servers")
@@ -465,13 +475,14 @@ class EnvPool:
                 replicas = await self.replicas(force)
             except ServerUnavailable as e:
                 last, replicas = e, []
+            full = bool(replicas)  # every replica tried answered 429
             for client in sorted(replicas, key=lambda c: self._load[id(c)]):
                 self._load[id(client)] += 1
                 try:
                     created = await client.create(task_id, split, seed)
                 except (ServerUnavailable, errors.SessionLimit) as e:  # down or full: try the next replica
                     self._load[id(client)] -= 1
-                    last = e
+                    last, full = e, full and isinstance(e, errors.SessionLimit)
                     continue
                 except BaseException:
                     self._load[id(client)] -= 1
@@ -479,10 +490,35 @@ class EnvPool:
                 sess = EnvSession(self, client, created, env_info)
                 self._open.add(sess)
                 return sess
+            if full:
+                full_deadline = full_deadline or time.monotonic() + self.wait_full
+                if time.monotonic() > full_deadline:
+                    raise errors.SessionLimit(
+                        f"every replica stayed full for {self.wait_full:.0f} s ({len(replicas)} replica(s), "
+                        f"{len(self._open)} session(s) open through this pool, {self.queued} waiting): start more "
+                        f"replicas or raise the servers' --max-sessions ({last})")
+                await self._wait_for_free(full_deadline)
+                deadline = time.monotonic() + self.wait_live  # a replica may go down while we wait
+                continue
             if not self._directories or not isinstance(last, ServerUnavailable) or time.monotonic() > deadline:
                 raise last
             force = True  # a replica is down: its directory will list its successor once it is up
             await asyncio.sleep(min(1.0, self.refresh))
+
+    async def _wait_for_free(self, until: float) -> None:
+        """Until one of this pool's sessions closes, or a short poll interval passes (sessions of other
+        pools and processes on the same servers close unseen), but not past ``until``."""
+        if self._freed is None:
+            self._freed = asyncio.Event()
+        self._freed.clear()
+        self.queued += 1
+        try:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._freed.wait(), max(0.0, min(self._FULL_POLL, until - time.monotonic())))
+        finally:
+            self.queued -= 1
+
+    _FULL_POLL = 0.5  # seconds between retries of full servers when nothing closed here
 
     @contextlib.asynccontextmanager
     async def session(self, task_id: int, split: str = "train", seed: int | None = None) -> AsyncIterator[EnvSession]:
@@ -495,8 +531,12 @@ class EnvPool:
     async def _release(self, sess: EnvSession) -> None:
         self._open.discard(sess)
         self._load[id(sess.client)] -= 1
-        with contextlib.suppress(AgentEnvError):  # expired, or its server is gone: nothing left to free
-            await sess.client.close(sess.env_id)
+        try:
+            with contextlib.suppress(AgentEnvError):  # expired, or its server is gone: nothing left to free
+                await sess.client.close(sess.env_id)
+        finally:
+            if self._freed is not None:
+                self._freed.set()  # a queued open may now find room
 
     async def aclose(self) -> None:
         await asyncio.gather(*(s.close() for s in list(self._open)), return_exceptions=True)
