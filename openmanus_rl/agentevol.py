@@ -79,6 +79,9 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
         value = getattr(args, flag)
         if value is not None:
             cfg[flag] = value
+    # configs/agentevol.yaml < the model preset's agentevol: block (a pretrained model's learning rates and
+    # reply budgets, not the tiny model's) < the command line
+    cfg = OmegaConf.merge(cfg, model_preset(str(cfg.model)).get("agentevol") or {})
     for e in extra:
         key, value = e.split("=", 1)
         key = key.lstrip("+")

@@ -4,7 +4,8 @@
 its ``path``, e.g. a hub name), a local model directory, a verl checkpoint directory, or a hub name.
 A preset also carries the settings that fit the model (``agent:``, ``verl:``, ``tiny:``), and
 ``--model_preset NAME`` lends them to a model given by path: RL from a behaviour-cloned tiny model is
-``--model outputs/agentevol-maze/iter_0/checkpoint --model_preset tiny-bc``.
+``--model outputs/agentevol-maze/iter_0/checkpoint --model_preset tiny-bc``. A model with no preset gets
+``configs/model/default.yaml``'s settings (a pretrained model on GPUs, budgets measured per run).
 """
 
 from __future__ import annotations
@@ -16,11 +17,20 @@ from omegaconf import OmegaConf
 
 from openmanus_rl.verl_cpu.presets import config_dir
 
+DEFAULT = "default"  # the settings of a model without a preset of its own (configs/model/default.yaml)
+
 
 def model_preset(name: str) -> dict[str, Any]:
-    """``configs/model/NAME.yaml``, or ``{"path": NAME}`` when there is no such preset."""
+    """``configs/model/NAME.yaml`` (or the preset whose ``path`` is NAME), else the ``default`` preset's
+    settings with ``path: NAME`` (a hub name or a local model: a pretrained model, not the tiny one)."""
     path = config_dir() / "model" / f"{name}.yaml"
-    return OmegaConf.to_container(OmegaConf.load(path)) if path.exists() else {"path": name}
+    if path.exists() and name != DEFAULT:
+        return OmegaConf.to_container(OmegaConf.load(path))
+    for other in preset_names():  # a hub name a preset is for: --model Qwen/Qwen2.5-7B-Instruct is qwen2.5-7b
+        found = OmegaConf.to_container(OmegaConf.load(config_dir() / "model" / f"{other}.yaml"))
+        if found.get("path") == name:
+            return found
+    return {**settings_preset(DEFAULT), "path": name}
 
 
 def preset_names() -> list[str]:
@@ -33,7 +43,7 @@ def settings_preset(name: str) -> dict[str, Any]:
     path = config_dir() / "model" / f"{name}.yaml"
     if not path.exists():
         raise ValueError(f"unknown model preset {name!r}; configs/model/ has {', '.join(preset_names())}")
-    return {k: v for k, v in model_preset(name).items() if k not in ("build", "path")}
+    return {k: v for k, v in OmegaConf.to_container(OmegaConf.load(path)).items() if k not in ("build", "path")}
 
 
 def resolve_model_path(model: str) -> str:

@@ -28,12 +28,12 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
-from agentenv.launcher import ServerError, env_servers, parse_server_specs
-from openmanus_rl import cluster, datasets, run_summary
+from agentenv.launcher import ServerError, env_servers, parse_server_specs, server_info
+from openmanus_rl import budgets, capacity, cluster, datasets, run_summary
 from openmanus_rl.agent_registration import CONFIG_VAR, write_agent_loop_files
 from openmanus_rl.horizon import TurnSchedule
 from openmanus_rl.model_presets import model_preset, resolve_model_path, settings_preset
-from openmanus_rl.verl_cpu.presets import config_dir, default_preset, verl_overrides
+from openmanus_rl.verl_cpu.presets import config_dir, default_preset, load_preset, verl_overrides
 
 TOP_LEVEL_FLAGS = ("env_name", "algo", "model", "model_preset", "steps", "minutes", "output_dir", "preset",
                    "replicas")
@@ -70,8 +70,9 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
     p.add_argument("--steps", type=int)
     p.add_argument("--minutes", type=float,
                    help="wall-clock budget: the run ends at the step boundary near it (--steps stays the cap)")
-    p.add_argument("--replicas", type=int, help="server processes per environment")
-    p.add_argument("--dry_run", "--dry-run", action="store_true", help="print the verl command and exit")
+    p.add_argument("--replicas", help="server processes per environment, or auto (enough for a step's episodes)")
+    p.add_argument("--dry_run", "--dry-run", action="store_true",
+                   help="print the verl command and exit (no servers started, no datasets built)")
     return parse_launcher_args(p, argv, "verl settings")
 
 
@@ -156,12 +157,33 @@ def prepare_model(cfg: DictConfig, preset: dict[str, Any], train_files: Sequence
     return str(build_tiny_model(out / "model", corpus=corpus, **preset.get("tiny", {})))
 
 
+def experiment_settings(cfg: DictConfig, preset: dict[str, Any]) -> dict[str, Any]:
+    """verl's settings as this run gives them (keys without hydra's ``+``): the machine preset, the experiment
+    file, the model preset, the algorithm and the command line, later ones winning."""
+    merged: dict[str, Any] = {}
+    layers = [load_preset(cfg.preset), OmegaConf.to_container(cfg.verl), preset.get("verl", {}),
+              OmegaConf.to_container(cfg.algos[cfg.algo]),
+              dict(_key_value(e) for e in cfg.verl_extra)]
+    for layer in layers:
+        merged.update({k.lstrip("+~"): v for k, v in layer.items()})
+    return merged
+
+
+def _key_value(setting: str) -> tuple[str, Any]:
+    key, _, value = setting.partition("=")
+    try:
+        return key, yaml.safe_load(value)
+    except yaml.YAMLError:  # hydra's own grammar (e.g. interpolations): kept as written
+        return key, value
+
+
 def verl_command(cfg: DictConfig, model_path: str, agent_yaml: Path, data: dict[str, dict[str, Path]],
-                 out: Path, preset: dict[str, Any]) -> list[str]:
+                 out: Path, preset: dict[str, Any], budgets: dict[str, Any] | None = None) -> list[str]:
     overrides: dict[str, Any] = {}
     overrides.update(OmegaConf.to_container(cfg.verl))
     overrides.update(preset.get("verl", {}))
     overrides.update(OmegaConf.to_container(cfg.algos[cfg.algo]))
+    overrides.update(budgets or {})
     overrides.update({
         "data.train_files": [str(p["train"]) for p in data.values()],
         "data.val_files": [str(p["val"]) for p in data.values()],
@@ -202,37 +224,84 @@ def train(cfg: DictConfig, args: argparse.Namespace, extra: Sequence[str]) -> in
     given = parse_server_specs(args.server)
     envs = registry.parse_names(cfg.env_name, remote=given)
     out = Path(cfg.output_dir).resolve()
-    out.mkdir(parents=True, exist_ok=True)
     try:
         preset = training_model(cfg)
         cfg.agent = OmegaConf.merge(cfg.agent, preset.get("agent", {}), cli_agent(extra))  # defaults < model < CLI
         TurnSchedule.parse(OmegaConf.to_container(cfg.agent).get("max_turns"))
         if cfg.get("minutes") is not None and not float(cfg.minutes) > 0:
             raise ValueError(f"--minutes must be positive, got {cfg.minutes}")
+        settings = experiment_settings(cfg, preset)
+        local = [e for e in envs if e not in given]
+        replicas, notes = capacity.choose_replicas(
+            cfg.replicas, capacity.needs(local, capacity.concurrent_episodes(settings, cfg.max_val_tasks)))
     except ValueError as e:
         print(f"train_ppo.sh: {e}", file=sys.stderr)
         return 2
+    for note in notes:
+        print(f"train_ppo: {note}", flush=True)
+    if args.dry_run:
+        return dry_run(cfg, envs, preset, settings, out)
 
-    replicas = int(cfg.replicas)
-    placement = cluster.server_placement(cfg, replicas * len([e for e in envs if e not in given]),
-                                         [*verl_overrides(cfg.preset), *cfg.verl_extra])
+    out.mkdir(parents=True, exist_ok=True)
+    placement = cluster.server_placement(cfg, replicas * len(local), [*verl_overrides(cfg.preset), *cfg.verl_extra])
     with env_servers(envs, replicas, given=given, options=env_options(cfg), **placement) as urls:
         data = datasets.build(envs, Path(cfg.data_dir).resolve(), urls, max_train=cfg.max_train_tasks,
                               reward_style=cfg.reward_style)
         data = validation_files(data, cfg.max_val_tasks)
         model_path = prepare_model(cfg, preset, [p["train"] for p in data.values()], out)
+        infos = {env: server_info(urls[env]) for env in envs}
+        files = [f for p in data.values() for f in (p["train"], p["val"])]
+        try:
+            budget = run_budgets(cfg, settings, infos, budgets.longest_first_prompt(files, model_path), model_path)
+        except budgets.BudgetError as e:
+            print(f"train_ppo.sh: {e}", file=sys.stderr)
+            return 2
         OmegaConf.save(cfg, out / "train_config.yaml")
-        agent_yaml, settings = write_agent_loop_files(out, {"env_servers": urls, "rollout_dir": str(out / "rollouts"),
-                                                            **OmegaConf.to_container(cfg.agent)})
-        worker_env = {CONFIG_VAR: str(settings)}
-        cmd = cluster.join_cluster(verl_command(cfg, model_path, agent_yaml, data, out, preset), placement, worker_env)
+        agent_yaml, agent_settings = write_agent_loop_files(
+            out, {"env_servers": urls, "rollout_dir": str(out / "rollouts"), **OmegaConf.to_container(cfg.agent)})
+        worker_env = {CONFIG_VAR: str(agent_settings)}
+        cmd = cluster.join_cluster(verl_command(cfg, model_path, agent_yaml, data, out, preset, budget), placement,
+                                   worker_env)
         (out / "verl_command.txt").write_text(" ".join(cmd) + "\n")
-        if args.dry_run:
-            print(" ".join(cmd))
-            return 0
         print(f"train_ppo: {', '.join(envs)} | {cfg.algo} | model {model_path} | preset {cfg.preset} | "
               f"servers {dict(urls)} | output {out}", flush=True)
         return run_verl(cmd, out, worker_env)
+
+
+def run_budgets(cfg: DictConfig, settings: dict[str, Any], infos: dict[str, Any],
+                prompts: budgets.PromptLengths | None, model_path: str | None) -> dict[str, Any]:
+    """The token budgets a model preset left to the run (``auto``), printed with how they were reached."""
+    agent = OmegaConf.to_container(cfg.agent)
+    wants_context = settings.get(budgets.RESPONSE_KEY) == budgets.AUTO
+    changed, notes = budgets.resolve(
+        settings, prompts=prompts, turn_limits=budgets.turn_limits_of(infos),
+        agent_turns=budgets.agent_turn_cap(agent.get("max_turns")), reply_tokens=int(agent["max_new_tokens"]),
+        observation_tokens=int(agent.get("observation_tokens", 512)),
+        context=budgets.context_length(model_path) if wants_context else None)
+    for note in notes:
+        print(f"train_ppo: {note}", flush=True)
+    return changed
+
+
+def dry_run(cfg: DictConfig, envs: Sequence[str], preset: dict[str, Any], settings: dict[str, Any],
+            out: Path) -> int:
+    """Print the verl command a run would start, without starting servers or building datasets: data paths
+    are where the run writes them, servers are placeholders, ``auto`` budgets are estimated."""
+    data = {env: {**datasets.dataset_paths(Path(cfg.data_dir).resolve(), env)} for env in envs}
+    data = {env: {**p, "val": p["test"]} for env, p in data.items()}
+    infos = {}
+    for env in envs:
+        try:
+            infos[env] = registry.load(env)  # the class declares max_turns; remote environments are not asked
+        except registry.UnknownEnvironment:
+            pass
+    model_path = str(out / "model") if preset.get("build") == "tiny" else str(preset["path"])  # prepare_model's
+    budget = run_budgets(cfg, settings, infos, None, None)  # no hub look-up: the context is read at run time
+    placement = {"backend": str((cfg.get("env_servers") or {}).get("backend") or "local")}
+    cmd = cluster.join_cluster(verl_command(cfg, model_path, out / "agent_loop.yaml", data, out, preset, budget),
+                               placement, {CONFIG_VAR: str(out / "agent_settings.yaml")})
+    print(" ".join(cmd))
+    return 0
 
 
 class _Terminated(BaseException):

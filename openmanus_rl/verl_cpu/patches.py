@@ -14,7 +14,8 @@ applied by :func:`apply` only when the ``cpu`` platform is active (``cpu_platfor
 2. Critic attention (verl/utils/model.py:649 and :674). ``load_valuehead_model`` hard-codes
    ``attn_implementation="flash_attention_2"``, unavailable on CPU; the critic then cannot be built.
    It is wrapped to load the value model with the attention implementation of the critic's own
-   hf_config (``critic.model.override_config.attn_implementation``, "sdpa" in the CPU preset).
+   hf_config (``critic.model.override_config.attn_implementation``, "sdpa" in the CPU preset). A GPU
+   host without flash-attn needs this one too (:func:`apply_critic_attention`, from the plugin).
 3. Reference policy memory (verl/workers/engine/fsdp/transformer_impl.py:462). A forward-only FSDP2
    engine, which is what the reference model of ``actor.use_kl_loss`` / ``algorithm.use_kl_in_reward``
    is, always gets ``CPUOffloadPolicy(pin_memory=True)``, and pinning needs an accelerator ("Cannot
@@ -193,6 +194,12 @@ def apply() -> None:
     when_imported("verl.utils.distributed", _patch_distributed)
     when_imported("verl.utils.model", _patch_valuehead)
     when_imported("verl.workers.engine.fsdp.transformer_impl", _patch_ref_offload)
+
+
+def apply_critic_attention() -> None:
+    """Only patch 2 (idempotent): a GPU host without flash-attn, where verl's value-model loader would
+    still ask for flash_attention_2 and the GPU preset configures sdpa."""
+    when_imported("verl.utils.model", _patch_valuehead)
 
 
 def applied() -> bool:

@@ -92,6 +92,16 @@ def _setup() -> None:
 
             torch.set_num_threads(int(threads))
             _status["threads"] = int(threads)
+    else:
+        from .presets import flash_attention_installed
+
+        if not flash_attention_installed():
+            # verl's value-model loader hard-codes flash_attention_2 (verl/utils/model.py:649): without
+            # flash-attn the critic loads with its configured attention (sdpa, configs/verl/gpu.yaml)
+            from .patches import apply_critic_attention
+
+            apply_critic_attention()
+            _status["critic_attention_patched"] = True
 
 
 def plugin_status() -> dict:

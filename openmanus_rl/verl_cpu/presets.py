@@ -41,6 +41,20 @@ def default_preset() -> str:
     return "gpu" if torch.cuda.is_available() else "cpu"
 
 
+def flash_attention_installed() -> bool:
+    """Whether flash-attn can be imported (looked up, not imported: the launcher stays light)."""
+    import importlib.util
+
+    return importlib.util.find_spec("flash_attn") is not None
+
+
+def attention_settings() -> dict[str, Any]:
+    """The placeholders of the GPU presets' attention: flash-attn with remove-padding when it is installed,
+    else PyTorch's sdpa without remove-padding (packed sequences need flash-attn's varlen kernels)."""
+    flash = flash_attention_installed()
+    return {"attn_implementation": "flash_attention_2" if flash else "sdpa", "remove_padding": flash}
+
+
 def _resolve(preset: str) -> str:
     if preset == "auto":
         return default_preset()
@@ -131,7 +145,8 @@ def verl_overrides(
             prefix, bare = _split_key(key)
             user[bare] = (prefix or None, value, verbatim)
 
-    # placeholders: {n_gpus_per_node}, {n_gpus} (= per node * nnodes)
+    # placeholders: {n_gpus_per_node}, {n_gpus} (= per node * nnodes), {attn_implementation} and
+    # {remove_padding} (flash-attn when installed, else sdpa without remove-padding)
     def _int(key: str, default: int) -> int:
         if key in user:
             return int(user[key][1])
@@ -147,7 +162,8 @@ def verl_overrides(
             n_gpus_per_node = max(torch.cuda.device_count(), 1)
         else:
             n_gpus_per_node = _int("trainer.n_gpus_per_node", 1)
-    fill = {"n_gpus_per_node": n_gpus_per_node, "n_gpus": n_gpus_per_node * _int("trainer.nnodes", 1)}
+    fill = {"n_gpus_per_node": n_gpus_per_node, "n_gpus": n_gpus_per_node * _int("trainer.nnodes", 1),
+            **attention_settings()}
     user.setdefault("trainer.n_gpus_per_node", (None, n_gpus_per_node, False))
 
     out: list[str] = []
@@ -166,7 +182,7 @@ def verl_overrides(
     return out
 
 
-_PLACEHOLDER = re.compile(r"\{(n_gpus_per_node|n_gpus)\}")
+_PLACEHOLDER = re.compile(r"\{(n_gpus_per_node|n_gpus|attn_implementation|remove_padding)\}")
 
 
 def _parse(item: str) -> tuple[str, str]:
