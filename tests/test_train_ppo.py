@@ -90,6 +90,34 @@ def test_grpo_three_steps_with_a_horizon_curriculum(tmp_path, data):
     assert "episode/maze/turn_limit:3.0" in steps[3] and "(limit 3)" in log
 
 
+def test_a_step_plays_every_episode_on_servers_that_hold_fewer(tmp_path, data):
+    """verl starts a step's 16 episodes at once; the server holds 2 sessions: the pool queues the rest,
+    so every GRPO group is whole (4 samples of each of 4 tasks) and the server never holds more than 2."""
+    import threading
+    from collections import Counter
+
+    with ServerProcess("maze", max_sessions=2) as server:
+        peak, stop = [0], threading.Event()
+
+        def watch() -> None:
+            with EnvClient(server.url) as c:
+                while not stop.is_set():
+                    peak[0] = max(peak[0], c.health()["sessions"])
+                    time.sleep(0.02)
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        try:
+            train(tmp_path / "run", data, "--env_name", "maze", "--server", f"maze={server.url}", "--steps", "1",
+                  "max_val_tasks=2", "trainer.save_freq=-1")
+        finally:
+            stop.set()
+            watcher.join(5)
+    first = rollouts(tmp_path / "run", "step_1.jsonl")
+    assert len(first) == 16 and sorted(Counter(item["task_id"] for item in first).values()) == [4, 4, 4, 4]
+    assert 1 <= peak[0] <= 2
+
+
 def test_ppo_with_critic_a_time_budget_then_resume(tmp_path, data):
     """--minutes ends the run at a step boundary: a budget one step overruns makes step 2 the last of 5,
     checkpointed (actor and critic) and validated as verl's last step; the same command again resumes there.
