@@ -51,7 +51,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs
-from openmanus_rl import cluster, expert_data, sft, trajectories
+from openmanus_rl import capacity, cluster, expert_data, sft, trajectories
 from openmanus_rl.model_presets import model_preset
 from openmanus_rl.policies import GenerationSettings, PolicySpec
 from openmanus_rl.verl_cpu.presets import config_dir, default_preset
@@ -412,9 +412,12 @@ def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
     from openmanus_rl.train import env_options
     from openmanus_rl.verl_cpu.presets import verl_overrides
 
-    replicas = int(cfg.get("replicas") or 1)
-    placement = cluster.server_placement(cfg, replicas * len([e for e in envs if e not in given]),
-                                         verl_overrides(str(cfg.preset)))
+    local = [e for e in envs if e not in given]
+    at_once = max(int(cfg.explore.concurrency), int(cfg.eval.concurrency))  # episodes in flight, at most
+    replicas, notes = capacity.choose_replicas(cfg.get("replicas") or "auto", capacity.needs(local, at_once))
+    for note in notes:
+        print(f"agentevol: {note}", flush=True)
+    placement = cluster.server_placement(cfg, replicas * len(local), verl_overrides(str(cfg.preset)))
     with env_servers(envs, replicas, given=given, options=env_options(cfg), **placement) as urls:
         substep(out, "expert", lambda: expert_data.collect(envs, out / "expert", int(cfg.data.bc_tasks), urls, seed),
                 "expert trajectories")

@@ -167,3 +167,15 @@ def test_replicas_auto_holds_a_steps_episodes():
 def test_dry_run_starts_no_server_and_builds_no_dataset(tmp_path):
     dry_run("--env_name", "maze", "--output_dir", str(tmp_path / "run"), f"data_dir={tmp_path / 'data'}")
     assert not (tmp_path / "data").exists() and not (tmp_path / "run").exists()
+
+
+def test_agentevol_takes_the_model_presets_rates_and_budgets_and_the_command_line_wins():
+    from openmanus_rl import agentevol
+
+    def config(*argv: str):
+        return agentevol.load_config(*agentevol.parse_args(["--env_name", "maze", *argv]))
+
+    tiny, hub = config(), config("--model", "Qwen/Qwen2.5-0.5B-Instruct")
+    assert tiny.sft.lr == 3e-3 and tiny.explore.max_new_tokens == 32  # the tiny model's, configs/agentevol.yaml
+    assert hub.sft.lr == 1e-5 and hub.explore.max_new_tokens == 512 and hub.eval.max_new_tokens == 512
+    assert config("--model", "qwen2.5-0.5b", "sft.lr=2.0e-5").sft.lr == 2e-5
