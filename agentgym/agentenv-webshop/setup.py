@@ -6,6 +6,6 @@ setup(
     description="WebShop (search and click through a store to buy what an instruction asks) for agentenv servers",
     packages=["agentenv_webshop"],
     python_requires=">=3.10",
-    install_requires=["agentenv", "bm25s==0.3.16", "numpy==2.4.6", "pydantic==2.14.3"],
+    install_requires=["agentenv", "bm25s==0.3.16", "numpy>=2.0", "pydantic==2.14.3"],
     entry_points={"agentenv.envs": ["webshop = agentenv_webshop.env:WebShopEnv"]},
 )
