@@ -51,7 +51,7 @@ from agentenv.policies import Decision, Policy
 from agentenv.protocol import InfoResponse
 from agentenv.rollout import Episode, run_episode
 from openmanus_rl import prompts, rewards, trajectories
-from openmanus_rl.agent_registration import AGENT_NAME, CONFIG_VAR
+from openmanus_rl.agent_registration import AGENT_NAME, CONFIG_VAR, SETTINGS_VAR, decode_settings
 from openmanus_rl.horizon import TurnSchedule
 
 log = logging.getLogger(__name__)
@@ -106,6 +106,14 @@ def _plain(value: Any) -> Any:
 
 
 def _settings_file() -> dict[str, Any]:
+    """The launcher's settings: ``$OPENMANUS_AGENT_SETTINGS`` (the settings themselves, which reach a worker
+    on any node through the job's Ray runtime environment), else the YAML file ``$OPENMANUS_AGENT_CONFIG``
+    names (a worker that shares the launcher's filesystem); neither: none."""
+    given = os.environ.get(SETTINGS_VAR)
+    if given:
+        if given not in _SETTINGS:
+            _SETTINGS[given] = decode_settings(given)
+        return _SETTINGS[given]
     path = os.environ.get(CONFIG_VAR)
     if not path:
         return {}

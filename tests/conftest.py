@@ -13,7 +13,7 @@ from toy_envs import EchoEnv
 # share the two cores and both slow down); the other tests run beside them on the second worker (-n 2, in
 # pyproject.toml).
 TRAINER_MODULES = ("test_learning.py", "test_train_ppo.py", "test_verl_cpu.py", "test_agentevol.py",
-                   "test_ray_servers.py")
+                   "test_ray_servers.py", "test_multinode.py")
 
 
 @pytest.hookimpl(optionalhook=True)

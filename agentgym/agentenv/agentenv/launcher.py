@@ -257,7 +257,7 @@ def env_servers(names: Sequence[str], replicas: int = 1, given: Mapping[str, Seq
             try:
                 placed = stack.enter_context(ray_env_servers(
                     missing, replicas, options=options, max_sessions=max_sessions, timeout=timeout, **dict(ray or {})))
-            except (RuntimeError, TimeoutError) as e:
+            except (RuntimeError, TimeoutError, ConnectionError) as e:  # ConnectionError: no cluster at the address
                 raise ServerError(f"could not start the environment servers on Ray: {e}") from e
             yield {**{n: given[n] for n in names if n in given}, **placed.urls}
         return
