@@ -3,8 +3,8 @@
 ``grpo_positive``: GRPO's group-relative advantage with its negative half dropped, so an update only
 raises the likelihood of the episodes that did better than their group (a filtered, on-policy
 policy gradient, as in RAFT / ReST), without pushing down the sampled tokens of failed episodes, most
-of them the same moves a success makes. On the tiny CPU model it did not keep a behaviour-cloned
-policy intact at lr 3e-4 either (33% -> 8% in five steps; README, "RL from behaviour cloning").
+of them the same moves a success makes. It did not keep a behaviour-cloned tiny model intact either
+(docs/results/maze-rl-from-bc.md).
 
 ``gigpo``: group-in-group credit (GiGPO, Feng et al. 2025, the estimator of verl-agent / OpenManus-RL).
 An episode's GRPO advantage says how its outcome compares with its group's; it is the same for all of its

@@ -164,7 +164,7 @@ async def evaluate_env(urls: list[str], env: str, policy: Policy, cfg: EvalConfi
 
 
 async def evaluate(urls: dict[str, list[str]], policy: Policy, cfg: EvalConfig) -> dict[str, Any]:
-    """The whole result document (see the README's AgentEval section for its fields)."""
+    """The whole result document (its fields: docs/evaluation.md)."""
     started, t0 = datetime.now(timezone.utc), time.perf_counter()
     envs: dict[str, Any] = {}
     items: list[dict[str, Any]] = []
