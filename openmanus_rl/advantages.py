@@ -15,8 +15,8 @@ advantage: turns of the same group (same task) taken in the same state (the same
 leads to the goal sooner than another from the same square gains over it. A turn's tokens get
 ``episode advantage + step_weight * step advantage``. It needs each turn's span and state, which the
 agent loop records per episode (``turn_spans``, ``turn_states``) and which verl's estimator interface
-does not pass, so the trainer mode (``openmanus_rl.episode_metrics``) computes it itself
-(:func:`compute_in_transfer_queue`); settings ``+algorithm.gigpo_gamma=`` (0.95) and
+does not pass, so the trainer mode (:func:`openmanus_rl.trainer.gigpo_advantage`) computes it with
+:func:`gigpo_advantages`; settings ``+algorithm.gigpo_gamma=`` (0.95) and
 ``+algorithm.gigpo_step_weight=`` (1.0), keys verl's own config does not have (hence the ``+``).
 
 verl looks estimators up by name in the process that computes advantages, so :func:`register` runs
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
 
 import torch
 
@@ -92,43 +91,6 @@ def gigpo_advantages(outcomes: Sequence[float], groups: Sequence[str], turn_span
     return advantages, {"gigpo/anchored_turn_share": anchored / max(turns, 1),
                         "gigpo/step_adv_abs_mean": float(sum(abs(a) for row in step_adv for a in row)
                                                          / max(turns, 1))}
-
-
-def compute_in_transfer_queue(batch: Any, config: Any, metrics: dict) -> Any:
-    """The trainer's advantage step for ``gigpo`` (verl 0.9.1's v1 trainer keeps the batch in
-    TransferQueue): read outcomes, groups, masks and the agent loop's turns, write advantages back."""
-    import transfer_queue as tq
-    from tensordict import TensorDict
-    from verl.workers.utils.padding import response_to_nested
-
-    from openmanus_rl.episode_metrics import as_list
-
-    if config.algorithm.get("use_kl_in_reward", False):
-        raise ValueError("algorithm.adv_estimator=gigpo does not take algorithm.use_kl_in_reward "
-                         "(use actor_rollout_ref.actor.use_kl_loss)")
-    data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id,
-                           select_fields=["uid", "response_mask", "rm_scores", "extra_fields"])
-    nested_mask = data["response_mask"]
-    padded = data.to_padded_tensor()
-    mask, scores = padded["response_mask"], padded["rm_scores"]
-    extras = as_list(data["extra_fields"])
-    uids = [str(u) for u in as_list(data["uid"])]
-    padding = [bool(tag.get("is_padding", False)) for tag in batch.tags]
-    # padding rows (copies that fill a batch) join no group and get no advantage
-    groups = [f"padding-{i}" if pad else uid for i, (uid, pad) in enumerate(zip(uids, padding, strict=True))]
-    if any("turn_spans" not in (e or {}) for e in extras):
-        raise ValueError("algorithm.adv_estimator=gigpo needs the turns the OpenManus agent loop records "
-                         "(extra_fields turn_spans / turn_states); another agent loop made this batch")
-    algo = config.algorithm
-    advantages, found = gigpo_advantages(
-        scores.sum(-1).tolist(), groups, [e["turn_spans"] for e in extras], [e["turn_states"] for e in extras],
-        mask.float(), gamma=float(algo.get("gigpo_gamma", 0.95)), step_weight=float(algo.get("gigpo_step_weight", 1.0)),
-        turn_rewards=[e["turn_rewards"] for e in extras] if all("turn_rewards" in e for e in extras) else None)
-    advantages[torch.tensor(padding, dtype=torch.bool)] = 0.0
-    metrics.update(found)
-    output = TensorDict({"advantages": response_to_nested(advantages, nested_mask),
-                         "returns": response_to_nested(advantages.clone(), nested_mask)}, batch_size=len(batch))
-    return tq.kv_batch_put(keys=batch.keys, partition_id=batch.partition_id, fields=output)
 
 
 def register() -> None:

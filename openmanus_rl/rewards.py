@@ -12,7 +12,7 @@ The agent loop places the reward on the last model token of the episode (verl's
 
 ``algorithm.reward_per_turn`` (on for ``--algo ppo`` in configs/ppo.yaml) moves each turn's environment
 reward onto that turn's last trained token before the advantage is computed (:func:`per_turn`,
-:func:`place_per_turn_in_transfer_queue`).
+:func:`openmanus_rl.trainer.place_rewards_per_turn`).
 It matters to a critic: verl's GAE discounts per model token, so a reward summed at the end of a
 500-token maze episode reaches its first turns multiplied by 0.99 ** 500 (< 0.01), and a turn's own
 progress (the maze's ``progress_reward``) is mixed into the whole episode's. Outcome estimators
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -72,40 +71,3 @@ def per_turn(total: float, mask: Sequence[int], turn_spans: Sequence[Sequence[in
             placed += float(reward)
     out[-1] += float(total) - placed
     return out
-
-
-def place_per_turn_in_transfer_queue(batch: Any, metrics: dict) -> None:
-    """Rewrite the batch's ``rm_scores`` (verl 0.9.1's v1 trainer keeps it in TransferQueue) with
-    :func:`per_turn` for every episode whose training reward is its environment reward summed (style
-    ``env_reward``); under another style (``success``) the turns' rewards are not what is trained on,
-    and the episode's reward stays on its last token."""
-    import torch
-    import transfer_queue as tq
-    from tensordict import TensorDict
-    from verl.workers.utils.padding import response_to_nested
-
-    from openmanus_rl.episode_metrics import as_list
-
-    data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id,
-                           select_fields=["response_mask", "rm_scores", "extra_fields"])
-    nested_mask = data["response_mask"]
-    lengths = nested_mask.offsets().diff().tolist()
-    padded = data.to_padded_tensor()
-    mask, scores = padded["response_mask"], padded["rm_scores"]
-    placed = scores.clone()
-    spread = 0
-    for i, extra in enumerate(as_list(data["extra_fields"])):
-        extra = extra or {}
-        total = float(scores[i].sum())
-        env_reward = (extra.get("reward_extra_info") or {}).get("env_reward")
-        if "turn_spans" not in extra or env_reward is None or abs(total - float(env_reward)) > 1e-6:
-            continue
-        n = int(lengths[i])
-        row = per_turn(total, mask[i, :n].tolist(), extra["turn_spans"], extra["turn_rewards"])
-        placed[i] = 0.0
-        placed[i, :n] = torch.tensor(row, dtype=placed.dtype)
-        spread += 1
-    metrics["reward/per_turn_share"] = spread / max(len(lengths), 1)
-    metrics["reward/rewarded_tokens_mean"] = float((placed != 0).sum()) / max(len(lengths), 1)
-    tq.kv_batch_put(keys=batch.keys, partition_id=batch.partition_id,
-                    fields=TensorDict({"rm_scores": response_to_nested(placed, nested_mask)}, batch_size=len(batch)))

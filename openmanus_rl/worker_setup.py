@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 def setup() -> None:
-    from openmanus_rl import advantages, episode_metrics
+    from openmanus_rl import advantages, trainer
 
-    episode_metrics.register()
+    trainer.register()
     advantages.register()

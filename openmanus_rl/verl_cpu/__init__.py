@@ -18,4 +18,6 @@ Launchers use :func:`verl_overrides` (``presets.py``) to get the hydra overrides
 
 from .presets import config_dir, default_preset, load_preset, verl_overrides
 
-__all__ = ["config_dir", "default_preset", "load_preset", "verl_overrides"]
+ROLLOUT_NAME = "hf"  # actor_rollout_ref.rollout.name of the transformers rollout (:mod:`.rollout`)
+
+__all__ = ["ROLLOUT_NAME", "config_dir", "default_preset", "load_preset", "verl_overrides"]

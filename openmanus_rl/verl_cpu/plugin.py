@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 
+from . import ROLLOUT_NAME
 from .platform import cpu_platform_wanted
 
 _status = {"platform_registered": True, "rollout_registered": False, "patches_applied": False,
            "engines_registered": False, "threads": None}
 
-ROLLOUT_NAME = "hf"  # actor_rollout_ref.rollout.name
 _ADAPTER_FQN = "openmanus_rl.verl_cpu.rollout.HFServerAdapter"
 
 

@@ -39,8 +39,8 @@ import torch
 from verl.workers.rollout.base import BaseRollout
 from verl.workers.rollout.replica import RolloutMode, RolloutReplica, TokenOutput
 
+from . import ROLLOUT_NAME
 from .generation import GenRequest, HFGenerator
-from .plugin import ROLLOUT_NAME
 from .prefix_cache import PrefixCache
 
 logger = logging.getLogger(__name__)
@@ -553,15 +553,3 @@ class HFReplica(RolloutReplica):
 
     async def sleep(self):
         await asyncio.gather(*[server.sleep.remote() for server in self.servers])
-
-
-def register() -> None:
-    """Register the ``hf`` rollout (replica + adapter) with verl's registries. Idempotent; the plugin
-    (``openmanus_rl.verl_cpu``) already does this on ``import verl``."""
-    from verl.workers.rollout import base as rollout_base
-    from verl.workers.rollout import replica as rollout_replica
-
-    from . import _register_adapter, _register_replica
-
-    _register_replica(rollout_replica)
-    _register_adapter(rollout_base)
