@@ -63,15 +63,10 @@ def _die_with_parent() -> None:
         return
     import signal
 
-    try:
-        import ctypes
+    from agentenv.processes import die_with_parent
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    _status["dies_with_parent"] = True
-    if os.getppid() == 1:  # orphaned already (the launcher is never init)
-        os.kill(os.getpid(), signal.SIGTERM)
+    if die_with_parent(signal.SIGTERM):
+        _status["dies_with_parent"] = True
 
 
 def _setup() -> None:

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any, ClassVar, Literal
 
 from agentenv import Split, StepResult
-from agentenv.interop.agentgym import AgentGymRoutes
+from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv.tools import GoldCall, ToolEnvironment, ToolError, tool
 from agentenv_academia.graph import Graph, generate
 from agentenv_academia.reward import grade

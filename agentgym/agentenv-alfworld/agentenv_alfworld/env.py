@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from agentenv import Environment, Split, StepResult
-from agentenv.interop.agentgym import AgentGymRoutes
+from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv_alfworld import expert, upstream
 from agentenv_alfworld.reward import goal_met
 from agentenv_alfworld.tasks import NUM_TASKS, Task, check_task_id, generate

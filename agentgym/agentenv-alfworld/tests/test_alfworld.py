@@ -428,7 +428,7 @@ def test_agentgym_routes_serve_alfworld_as_agentgym_clients_expect():
     observation and its admissible commands, /step -> observation, reward, done, available_actions."""
     import httpx
 
-    from agentenv.interop.agentgym import create_agentgym_app
+    from agentenv.interop.agentgym_server import create_agentgym_app
     from agentenv.testing import serve_app_in_thread
 
     with serve_app_in_thread(create_agentgym_app(AlfWorldEnv)) as url, httpx.Client(base_url=url) as http:

@@ -16,7 +16,7 @@ from minigrid.core.actions import Actions
 from pydantic import BaseModel, ConfigDict
 
 from agentenv.env import Environment, Split, StepResult
-from agentenv.interop.agentgym import AgentGymRoutes
+from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv_babyai import highlevel, levels, render
 from agentenv_babyai.actions import CHECK, PRIMITIVES, TEXT_OF, matches, parse
 from agentenv_babyai.expert import Expert, HighLevelExpert

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv import Environment, Split, StepResult
-from agentenv.interop.agentgym import AgentGymRoutes
+from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv_maze.generator import MAX_DIST, MOVES, NUM_TASKS, Cell, MazeTask, check_task_id, generate
 
 ACTIONS = [f"move {d}" for d in MOVES]

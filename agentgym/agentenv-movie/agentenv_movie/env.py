@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv import Split, StepResult
-from agentenv.interop.agentgym import AgentGymRoutes
+from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv.tools import GoldCall, ToolEnvironment, ToolError, tool
 from agentenv_movie.api import MovieAPI, NotFound
 from agentenv_movie.db import MovieDB

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv import processes
 from agentenv.env import Environment, Split, StepResult
-from agentenv.interop.agentgym import AgentGymRoutes
+from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv_sciworld import expert, reward, tasks
 from agentenv_sciworld.simulator import DEFAULT_JAVA_OPTS, UNKNOWN_ACTION_PREFIXES, Simulator
 

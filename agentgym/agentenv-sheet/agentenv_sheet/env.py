@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv.env import StepResult
-from agentenv.interop.agentgym import AgentGymRoutes
+from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv.tools import GoldCall, ToolEnvironment, ToolError, tool
 from agentenv_sheet.a1 import A1Error, is_a1, parse_a1, parse_range, to_a1
 from agentenv_sheet.formula import OPERATORS, FormulaError, evaluate

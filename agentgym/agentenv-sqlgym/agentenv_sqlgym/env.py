@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv import Environment, Split, StepResult
-from agentenv.interop.agentgym import AgentGymRoutes
+from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv_sqlgym import render, tasks, upstream
 from agentenv_sqlgym.reward import reward
 from agentenv_sqlgym.sandbox import QueryResult, ReadOnlyDatabase

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv import Environment, Split, StepResult
-from agentenv.interop.agentgym import AgentGymRoutes
+from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv_textcraft.planner import craft_command, explain, plan
 from agentenv_textcraft.recipes import RecipeBook, display, files_digest, recipe_files_from
 from agentenv_textcraft.reward import goal_reached, reward

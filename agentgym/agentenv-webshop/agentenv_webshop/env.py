@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv import Environment, Split, StepResult
-from agentenv.interop.agentgym import AgentGymRoutes
+from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv_webshop import generate, render, upstream
 from agentenv_webshop.browser import DONE, SEARCH, Browser
 from agentenv_webshop.catalogue import NO_PRICE_BOUND, Catalogue, Goal

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from agentenv import Environment, Split, StepResult
-from agentenv.interop.agentgym import AgentGymRoutes
+from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv_wordle import solver
 from agentenv_wordle.feedback import GREEN, GREY, SYMBOL, YELLOW, feedback, pattern_code
 from agentenv_wordle.words import NUM_TASKS, allowed_set, allowed_words, answer

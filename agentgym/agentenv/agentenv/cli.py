@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentenv import registry
+from agentenv.addresses import ServerError
 from agentenv.errors import AgentEnvError
-from agentenv.launcher import ServerError
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -43,7 +43,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                           threads=args.threads, options=options)
     factory = None
     if args.compat == "agentgym":  # AgentGym's own routes and JSON for this environment
-        from agentenv.interop.agentgym import create_agentgym_app, routes_of
+        from agentenv.interop.agentgym_routes import routes_of
+        from agentenv.interop.agentgym_server import create_agentgym_app
 
         routes_of(env_cls)  # fails early, and clearly, for an environment that declares none
         factory = create_agentgym_app

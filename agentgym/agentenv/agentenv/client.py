@@ -12,46 +12,24 @@ import contextlib
 import socket
 import time
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from agentenv import errors
+from agentenv import addresses, errors
 from agentenv.actions import ACTION_FORMATS
 from agentenv.errors import AgentEnvError, ServerUnavailable
+from agentenv.interop.agentgym_client import AgentGymClient
 from agentenv.protocol import InfoResponse
+from agentenv.results import Created, Step, Suggestion
+
+__all__ = ["AsyncEnvClient", "Created", "EnvClient", "EnvPool", "EnvSession", "Step", "Suggestion", "client_for",
+           "read_info"]
 
 # Nagle's algorithm turns small request/response pairs into 40 ms round trips.
 _SOCKET_OPTIONS = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
-
-
-@dataclass
-class Created:
-    env_id: str
-    observation: str
-    info: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Step:
-    observation: str
-    reward: float
-    done: bool
-    info: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def success(self) -> bool:
-        return bool(self.info.get("success", False))
-
-    @property
-    def score(self) -> float:
-        return float(self.info.get("score", 0.0))
-
-    @property
-    def valid(self) -> bool:
-        return bool(self.info.get("valid", True))
 
 
 def _decode(resp: httpx.Response) -> dict:
@@ -81,18 +59,6 @@ def read_info(body: dict[str, Any]) -> InfoResponse:
     if info.action_format not in ACTION_FORMATS:
         info = info.model_copy(update={"action_format": "text", "action_hint": info.action_hint or info.action_format})
     return info
-
-
-@dataclass
-class Suggestion:
-    """A scripted policy's answer (``/policy_action``)."""
-
-    action: str
-    thought: str | None = None
-
-    @classmethod
-    def from_body(cls, body: dict[str, Any]) -> Suggestion:
-        return cls(body["action"], body.get("thought"))
 
 
 @dataclass
@@ -333,10 +299,8 @@ class AsyncEnvClient(_ClientBase):
 
 def client_for(url: str, **kwargs: Any) -> AsyncEnvClient:
     """The client a URL calls for: protocol v1, or AgentGym's own routes (``agentgym+http://...#NAME``)."""
-    from agentenv.interop import agentgym
-
-    if agentgym.is_agentgym_url(url):
-        return agentgym.AgentGymClient(url, **kwargs)  # type: ignore[return-value]
+    if addresses.is_agentgym_url(url):
+        return AgentGymClient(url, **kwargs)  # type: ignore[return-value]
     return AsyncEnvClient(url, **kwargs)
 
 
@@ -379,7 +343,7 @@ class EnvSession:
 class EnvPool:
     """Sessions spread over several replicas of one environment (least-loaded first).
 
-    A URL may be a directory of replicas (``agentenv+ray://...``, :mod:`agentenv.ray_servers`): the
+    A URL may be a directory of replicas (``agentenv+ray://...``, :mod:`agentenv.addresses`): the
     pool then asks it for the live replicas (and their token) at most every ``refresh`` seconds when
     it opens a session, at once after a replica failed, and waits up to ``wait_live`` seconds for one
     to come back when none answers, so sessions go only to live replicas while dead ones restart.
@@ -398,9 +362,7 @@ class EnvPool:
                  wait_live: float = 120.0, wait_full: float = 1800.0, **client_kwargs: Any) -> None:
         if not urls:
             raise ValueError("EnvPool needs at least one server URL")
-        from agentenv.ray_servers import is_directory_url
-
-        self._directories = [u for u in urls if is_directory_url(u)]
+        self._directories = [u for u in urls if addresses.is_directory_url(u)]
         self._token, self._client_kwargs = token, client_kwargs
         self.refresh, self.wait_live, self.wait_full = refresh, wait_live, wait_full
         self._freed: asyncio.Event | None = None  # set when one of this pool's sessions closes
@@ -410,7 +372,7 @@ class EnvPool:
         self._load: dict[int, int] = {}
         self._refreshed = -float("inf")
         for u in urls:
-            if not is_directory_url(u):
+            if not addresses.is_directory_url(u):
                 self._add(u, token)
         self._open: set[EnvSession] = set()
         self._info: InfoResponse | None = None
@@ -428,11 +390,9 @@ class EnvPool:
     async def replicas(self, force: bool = False) -> list[AsyncEnvClient]:
         """The live replicas, asking the directories again when ``refresh`` seconds passed (or ``force``)."""
         if self._directories and (force or time.monotonic() - self._refreshed > self.refresh):
-            from agentenv.ray_servers import lookup
-
             listed: dict[str, str] = {}
             for d in self._directories:
-                urls, token = await lookup(d)
+                urls, token = await addresses.lookup(d)
                 listed.update(dict.fromkeys(urls, token))
             for url in [u for u in self._clients if u not in listed]:  # dead or restarted elsewhere
                 # kept (idle) until aclose: an open() or a session's close may still be using it

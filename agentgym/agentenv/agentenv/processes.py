@@ -6,6 +6,9 @@ environment spawned right after the environment's ``close()`` (on close, TTL exp
 timeout and server shutdown), so a forgotten or stuck child is reaped either way. If the server
 itself is killed (even with SIGKILL), the kernel sends the children SIGKILL (the processes spawned
 here, not their own children: those die then only if their parent takes them along).
+
+The parent-death signal is set up here only (:func:`die_with_parent` for the calling process,
+:func:`die_with_parent_preexec` for a child about to exec): the launcher's servers use it too.
 """
 
 from __future__ import annotations
@@ -25,23 +28,49 @@ _ATTR = "_agentenv_children"
 _PR_SET_PDEATHSIG = 1
 _lock = threading.Lock()
 _prctl: Any = None  # libc's prctl, looked up in the parent (never between fork and exec)
+_prctl_looked_up = False
 _spawner: queue.SimpleQueue | None = None  # jobs of the one thread that forks every child
 
 
-def _pdeathsig_in_child(parent: int) -> Callable[[], None]:
-    global _prctl
-    if _prctl is None:
+def _libc_prctl() -> Any:
+    """libc's ``prctl`` (None where there is none), looked up once and never between fork and exec
+    (loading a library there can deadlock on a lock another thread of the parent held)."""
+    global _prctl, _prctl_looked_up
+    if not _prctl_looked_up:
         with contextlib.suppress(Exception):
             import ctypes
 
             _prctl = ctypes.CDLL(None, use_errno=True).prctl
-    prctl = _prctl
+        _prctl_looked_up = True
+    return _prctl
+
+
+def _arm(prctl: Any, sig: int, parent: int | None, orphan_sig: int) -> bool:
+    armed = prctl is not None and prctl(_PR_SET_PDEATHSIG, sig) == 0
+    # a parent that died before the signal was armed sends nothing: the process is an orphan already
+    if (os.getppid() != parent) if parent is not None else os.getppid() == 1:
+        os.kill(os.getpid(), orphan_sig)
+    return armed
+
+
+def die_with_parent(sig: int = signal.SIGTERM, *, parent: int | None = None) -> bool:
+    """Have the kernel send this process ``sig`` when its parent dies (Linux's parent-death signal;
+    for a parent that is a thread of a process: when that *thread* exits). A parent that is gone
+    already sends nothing, so the process sends itself ``sig`` at once when it is an orphan: its
+    parent is no longer ``parent`` (a pid), or, without one, it was re-parented to init. True when
+    the signal is armed (False where the platform has no ``prctl``)."""
+    return _arm(_libc_prctl(), sig, parent, sig)
+
+
+def die_with_parent_preexec(sig: int = signal.SIGKILL) -> Callable[[], None]:
+    """A ``preexec_fn`` for ``subprocess.Popen`` that makes the child die with the calling process:
+    the kernel sends it ``sig`` when the thread that forks it exits (fork from a long-lived thread),
+    and a child whose parent died before the signal was armed kills itself. Call it in the parent,
+    right before ``Popen``: libc is looked up here, never between fork and exec."""
+    prctl, parent = _libc_prctl(), os.getpid()
 
     def in_child() -> None:  # pragma: no cover - runs between fork and exec
-        if prctl is not None:
-            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:  # the server died before the signal was armed
-            os.kill(os.getpid(), signal.SIGKILL)
+        _arm(prctl, sig, parent, signal.SIGKILL)  # an orphan not yet exec'd has nothing to clean up
 
     return in_child
 
@@ -85,7 +114,7 @@ def spawn(owner: Any, args: Sequence[str] | str, **popen_kwargs: Any) -> subproc
     Safe to call from any thread: the fork happens on a dedicated long-lived thread, so the child's
     parent-death signal fires only when the server process dies.
     """
-    in_child = _pdeathsig_in_child(os.getpid())
+    in_child = die_with_parent_preexec(signal.SIGKILL)
     proc = _on_spawner_thread(lambda: subprocess.Popen(
         args, start_new_session=True, preexec_fn=in_child, **popen_kwargs))
     with _lock:

@@ -9,8 +9,9 @@ replica's ``/health`` and lists the live URLs.
 
 Clients never see a fixed replica list: the launcher hands out one *directory URL* per environment,
 ``agentenv+ray://NAMESPACE/DIRECTORY#NAME``, and :class:`agentenv.client.EnvPool` asks the directory
-for the live URLs (and the token) whenever it opens sessions, so a dead replica stops getting
-sessions and its restarted successor starts getting them. The token travels only through Ray,
+for the live URLs (and the token) whenever it opens sessions (:func:`agentenv.addresses.lookup`, the
+clients' side, which imports Ray only then), so a dead replica stops getting sessions and its
+restarted successor starts getting them. The token travels only through Ray,
 never through a file, a command line or a log line.
 
 Actors belong to the job that started them: they end when it ends, however it ends.
@@ -29,26 +30,23 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEME = "agentenv+ray://"
+from agentenv import registry
+from agentenv.addresses import (  # the clients' side: where a directory is, what it lists
+    RAY_SCHEME,
+    _directory,  # noqa: F401 - kept here for callers of ray_servers._directory
+    directory_url,
+    is_directory_url,
+    lookup,
+    lookup_sync,
+    parse_directory_url,
+)
+from agentenv.server_process import ServerProcess
+
+SCHEME = RAY_SCHEME
 NAMESPACE = "agentenv"
 
-
-def directory_url(namespace: str, directory: str, env: str) -> str:
-    return f"{SCHEME}{namespace}/{directory}#{env}"
-
-
-def is_directory_url(url: str) -> bool:
-    return url.startswith(SCHEME)
-
-
-def parse_directory_url(url: str) -> tuple[str, str, str]:
-    """``agentenv+ray://NS/DIR#NAME`` -> ``(NS, DIR, NAME)``."""
-    rest = url.removeprefix(SCHEME)
-    where, _, env = rest.partition("#")
-    namespace, _, directory = where.partition("/")
-    if not (url.startswith(SCHEME) and namespace and directory and env):
-        raise ValueError(f"not a directory URL (agentenv+ray://NAMESPACE/DIRECTORY#NAME): {url!r}")
-    return namespace, directory, env
+__all__ = ["NAMESPACE", "SCHEME", "RayServers", "Resources", "ServerDirectory", "ServerReplica", "cluster_address",
+           "directory_url", "is_directory_url", "lookup", "lookup_sync", "parse_directory_url", "ray_env_servers"]
 
 
 # -- the actors ------------------------------------------------------------------------------------
@@ -59,8 +57,6 @@ class ServerReplica:
     def __init__(self, name: str, token: str, options: Mapping[str, Any] | None = None,
                  max_sessions: int | None = None, timeout: float = 300.0) -> None:
         import ray
-
-        from agentenv.launcher import ServerProcess
 
         self.node_id = ray.get_runtime_context().get_node_id()
         host = ray.util.get_node_ip_address()
@@ -211,8 +207,6 @@ class Resources:
 
     @classmethod
     def of(cls, name: str) -> Resources:
-        from agentenv import registry
-
         env = registry.load(name)
         return cls(float(getattr(env, "server_cpus", 1.0)), getattr(env, "server_memory_mb", None))
 
@@ -306,38 +300,3 @@ def cluster_address() -> str:
     import ray
 
     return ray.get_runtime_context().gcs_address
-
-
-# -- the clients' side -----------------------------------------------------------------------------
-
-_DIRECTORIES: dict[tuple[str, str], Any] = {}
-
-
-def _directory(namespace: str, name: str) -> Any:
-    import ray
-
-    if not ray.is_initialized():  # a client outside the run's job (e.g. openmanus-eval): join the cluster
-        ray.init(address=os.environ.get("RAY_ADDRESS", "auto"), log_to_driver=False, logging_level="WARNING")
-    key = (namespace, name)
-    if key not in _DIRECTORIES:
-        try:
-            _DIRECTORIES[key] = ray.get_actor(name, namespace=namespace)
-        except ValueError as e:
-            from agentenv.errors import ServerUnavailable
-
-            raise ServerUnavailable(f"no environment server directory {namespace}/{name} on this Ray cluster "
-                                    f"(has its run ended?)") from e
-    return _DIRECTORIES[key]
-
-
-async def lookup(url: str) -> tuple[list[str], str]:
-    """The live replica URLs behind a directory URL, and the token they want."""
-    namespace, name, env = parse_directory_url(url)
-    return await _directory(namespace, name).lookup.remote(env)
-
-
-def lookup_sync(url: str) -> tuple[list[str], str]:
-    import ray
-
-    namespace, name, env = parse_directory_url(url)
-    return ray.get(_directory(namespace, name).lookup.remote(env))

@@ -9,10 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from agentenv.env import Environment
+from agentenv.env import Environment
 
 ENTRY_POINT_GROUP = "agentenv.envs"
 
@@ -44,8 +42,6 @@ def entry_point(name: str) -> EntryPoint:
 @cache
 def load(name: str) -> type[Environment]:
     """The Environment class registered under ``name``."""
-    from agentenv.env import Environment
-
     cls = entry_point(name).load()
     if not (isinstance(cls, type) and issubclass(cls, Environment)):
         raise TypeError(f"entry point {name!r} does not name an agentenv.Environment subclass: {cls!r}")

@@ -1,11 +1,12 @@
-"""The one episode driver, and the one record of an episode.
+"""The one episode driver.
 
 Every caller that plays whole episodes goes through :func:`run_episode`: ``agentenv play``,
 AgentEval (``openmanus-eval``), expert trajectories and the verl agent loop of training. A
-:class:`~agentenv.policies.Policy` decides each turn (a scripted policy asks the server; an LLM
+:class:`~agentenv.episodes.Policy` decides each turn (a scripted policy asks the server; an LLM
 policy reads the action out of its reply with the environment's own parser,
 :func:`agentenv.actions.parse_reply`); the driver opens the session, steps, enforces the turn
-limit, records each turn and closes the session whatever happens.
+limit, records each turn in the one record of an episode (:class:`~agentenv.episodes.Episode`)
+and closes the session whatever happens.
 """
 
 from __future__ import annotations
@@ -15,58 +16,14 @@ import logging
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from agentenv.client import EnvPool
+from agentenv.episodes import Decision, Episode, Policy, Turn
 from agentenv.errors import AgentEnvError, NotSupported, ServerUnavailable, SessionNotFound
-from agentenv.policies import Decision, Policy
+
+__all__ = ["Episode", "Turn", "run_episode", "run_episodes", "server_failed", "summarize", "summarize_outcomes"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Turn:
-    action: str  # what was sent to the environment
-    observation: str  # what it answered
-    reward: float
-    done: bool
-    valid: bool  # the environment understood the action
-    reply: str | None = None  # the policy's raw text (LLM policies)
-    thought: str | None = None  # why (the expert's thought, where the environment gives one)
-    well_formed: bool = True  # the reply followed the environment's action format, whole
-
-
-@dataclass
-class Episode:
-    env: str
-    task_id: int
-    split: str
-    instruction: str  # the first observation
-    turns: list[Turn] = field(default_factory=list)
-    reward: float = 0.0  # the environment's rewards, summed
-    success: bool = False
-    score: float = 0.0
-    done: bool = False  # the environment ended it (success, failure or its own turn limit)
-    truncated: bool = False  # ended by a turn limit (the server's or the caller's), not by the task
-    stopped: bool = False  # the policy could not go on (e.g. its token budget ran out)
-    env_seconds: float = 0.0  # time spent waiting for the environment
-    meta: dict[str, Any] = field(default_factory=dict)  # what the policy recorded (e.g. timings)
-
-    @property
-    def num_turns(self) -> int:
-        return len(self.turns)
-
-    @property
-    def invalid_actions(self) -> int:
-        return sum(not t.valid for t in self.turns)
-
-    @property
-    def format_errors(self) -> int:
-        return sum(not t.well_formed for t in self.turns)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def server_failed(exc: BaseException) -> bool:

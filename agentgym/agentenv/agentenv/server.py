@@ -78,8 +78,9 @@ class ServerConfig:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-class _Guard:
-    """ASGI middleware: bearer token on every route but /health, and a body size cap.
+class Guard:
+    """ASGI middleware: bearer token on every route but /health, and a body size cap (around protocol
+    v1's app and AgentGym's, :mod:`agentenv.interop.agentgym_server`).
 
     Written as raw ASGI (not BaseHTTPMiddleware) because it runs on every step.
     """
@@ -564,7 +565,7 @@ def create_app(env_cls: type[Environment], config: ServerConfig | None = None) -
         await service.close(req.env_id)
         return {"closed": True}
 
-    return _Guard(app, config.token, config.max_body_bytes)  # type: ignore[return-value]
+    return Guard(app, config.token, config.max_body_bytes)  # type: ignore[return-value]
 
 
 def _loopback(host: str) -> bool:
@@ -608,7 +609,7 @@ def serve(env_cls: type[Environment], host: str = "127.0.0.1", port: int = 0,
           config: ServerConfig | None = None, log_level: str = "warning",
           app_factory: Callable[[type[Environment], ServerConfig | None], Any] | None = None) -> None:
     """Serve until interrupted; print ``listening on http://H:P`` once requests are accepted.
-    ``app_factory`` builds the app (default: protocol v1's; ``agentenv.interop.agentgym`` serves
+    ``app_factory`` builds the app (default: protocol v1's; ``agentenv.interop.agentgym_server`` serves
     AgentGym's routes instead)."""
     import uvicorn
 

@@ -1,0 +1,81 @@
+"""How an AgentGym environment server speaks: its routes' differences, declared on the environment.
+
+AgentGym gives every environment its own FastAPI server. They share one life cycle (``POST
+/create`` -> a handle, ``POST /reset`` with the handle and a task index, ``POST /step`` with the
+handle and the action) but differ in details: the handle's name (``id`` or ``env_idx``), the task
+index's name (``data_idx``, ``game``, ``seed``, ``session_id``, ``item_id``, ``id``), a URL prefix
+(``/maze``), what ``/create`` and ``/reset`` return, whether the observation key of a step is
+``observation`` or ``state``, and whether the reward a client reads is ``reward`` or a ``score``.
+An environment states its differences once, as ``agentgym = AgentGymRoutes(...)`` on its class;
+from that, :mod:`agentenv.interop.agentgym_server` serves AgentGym's routes for the environment and
+:mod:`agentenv.interop.agentgym_client` drives an original AgentGym server of it.
+
+AgentGym servers report errors as HTTP 200 with ``{"error": message}`` (the ``id`` family) or as
+HTTP 500 (the ``env_idx`` family); the server half answers the same way, and the client half turns
+both into the project's exceptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentenv.env import Environment
+from agentenv.errors import NotSupported
+
+
+@dataclass(frozen=True)
+class AgentGymRoutes:
+    """How AgentGym's server of one environment speaks (declared on the environment class)."""
+
+    #: URL prefix of the routes (LMRL-Gym's server serves maze under "/maze", wordle under "/wordle")
+    prefix: str = ""
+    #: the handle's name in bodies and queries: "id" (its /create returns {"id": n}) or "env_idx"
+    #: (its /create returns a bare int)
+    handle: Literal["id", "env_idx"] = "id"
+    #: the name of the task index in /reset's body
+    reset_key: str = "data_idx"
+    #: other fields AgentGym's client sends with /reset (e.g. {"world_type": "Text"})
+    reset_extra: Mapping[str, Any] = field(default_factory=dict)
+    #: the body AgentGym's client sends with /create (None: no body)
+    create_body: Mapping[str, Any] | None = None
+    #: the name of the task index in /create's body, for servers that create a session for a task
+    #: (AgentGym's tool servers: {"id": N}); /reset then names it again
+    create_key: str | None = None
+    #: what /reset returns in the env_idx family: "pair" ([observation, null]) or "string"
+    reset_returns: Literal["object", "pair", "string"] = "object"
+    #: the observation's key in /step's answer
+    step_observation: Literal["observation", "state"] = "observation"
+    #: the scale of the "score" AgentGym's client reads as the reward (100 for 0-100 scores); None:
+    #: its client reads "reward"
+    score_scale: float | None = None
+    #: the "reward" of the server's /step is a running score (the best so far, repeated every step, as
+    #: AgentGym's sheet server sends it), not this step's increment
+    running_reward: bool = False
+    #: how AgentGym's client composes the first observation it shows: "observation" (as reset returns
+    #: it), "available_actions" (followed by "AVAILABLE ACTIONS: a,b,..."), "task_description" (after it)
+    first_observation: Literal["observation", "available_actions", "task_description"] = "observation"
+    #: the order in which this project's splits fill AgentGym's one index space when serving
+    index_order: tuple[str, ...] = ("train", "test")
+    #: the index ranges of the splits on an original AgentGym server (when driving one)
+    upstream_splits: Mapping[str, tuple[int, int]] = field(default_factory=lambda: {"train": (0, 0), "test": (0, 0)})
+    #: the original server has POST /close
+    has_close: bool = True
+    #: extra GET routes: path -> name of an environment method answering it (e.g. {"/filtered_vocab": ...})
+    extras: Mapping[str, str] = field(default_factory=dict)
+    #: what GET / answers
+    hello: str = "This is an agentenv environment in AgentGym's protocol."
+    #: server options ``--compat agentgym`` applies unless given (e.g. AgentGym's own action set)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def id_family(self) -> bool:
+        return self.handle == "id"
+
+
+def routes_of(env_cls: type[Environment]) -> AgentGymRoutes:
+    routes = getattr(env_cls, "agentgym", None)
+    if not isinstance(routes, AgentGymRoutes):
+        raise NotSupported(f"environment {env_cls.name!r} declares no AgentGym routes (agentgym = AgentGymRoutes(...))")
+    return routes
