@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -51,7 +50,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs
-from openmanus_rl import capacity, cluster, expert_data, sft, trajectories
+from openmanus_rl import atomic, capacity, cluster, expert_data, sft, trajectories
 from openmanus_rl.model_presets import model_preset
 from openmanus_rl.policies import GenerationSettings, PolicySpec
 from openmanus_rl.verl_cpu.presets import config_dir, default_preset
@@ -111,11 +110,7 @@ def done(directory: Path, step: str) -> bool:
 
 
 def mark(directory: Path, step: str) -> None:
-    marker = directory / ".done" / step
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    tmp = marker.with_name(f".{step}.tmp")
-    tmp.write_text("done\n")
-    os.replace(tmp, marker)
+    atomic.write_text(directory / ".done" / step, "done\n")
 
 
 def substep(directory: Path, step: str, run: Callable[[], Any], label: str) -> bool:
@@ -140,10 +135,7 @@ def minutes(seconds: float) -> str:
 
 
 def write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    atomic.write_json(path, data, sort_keys=True)
 
 
 # -- the pieces -------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from agentenv import registry
 from agentenv.client import EnvPool
 from agentenv.launcher import env_servers, parse_server_specs, server_info
 from agentenv.protocol import InfoResponse
-from openmanus_rl import prompts, rewards, trajectories
+from openmanus_rl import atomic, prompts, rewards, trajectories
 from openmanus_rl.agent_registration import AGENT_NAME
 
 SPLITS = ("train", "test")
@@ -77,10 +77,8 @@ def dataset_paths(out_dir: str | Path, env: str) -> dict[str, Path]:
 def write_parquet(rows: list[dict[str, Any]], path: Path) -> None:
     import pandas as pd
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".parquet.tmp")
-    pd.DataFrame(rows).to_parquet(tmp, index=False)
-    tmp.replace(path)  # never leave a half-written dataset behind
+    with atomic.path(path) as tmp:  # never leave a half-written dataset behind
+        pd.DataFrame(rows).to_parquet(tmp, index=False)
 
 
 def recipe(info: InfoResponse, limit: int | None, reward_style: str) -> dict[str, Any]:

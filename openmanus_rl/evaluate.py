@@ -20,14 +20,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import dataclasses
-import json
 import math
 import os
 import re
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -42,7 +39,7 @@ from agentenv.launcher import ServerError, check_servers, env_servers, parse_opt
 from agentenv.policies import Decision, Policy
 from agentenv.protocol import InfoResponse
 from agentenv.rollout import Episode, run_episodes, summarize
-from openmanus_rl import prompts, trajectories
+from openmanus_rl import atomic, prompts, trajectories
 from openmanus_rl.eval_report import FORMAT, merge_main, results_table
 from openmanus_rl.policies import GenerationSettings, PolicySpec, PolicySpecError, build_policy, parse_policy_spec
 from openmanus_rl.policies.openai_api import EndpointError
@@ -206,18 +203,7 @@ def policy_string(spec: PolicySpec) -> str:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Atomically: a reader (or a crash) never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, ensure_ascii=False, indent=1)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    atomic.write_json(path, data)
 
 
 def run(cfg: EvalConfig, output: Path) -> dict[str, Any]:

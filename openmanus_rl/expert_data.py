@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs, server_info
-from openmanus_rl import evaluate, trajectories
+from openmanus_rl import atomic, evaluate, trajectories
 from openmanus_rl.policies import GenerationSettings, PolicySpec, build_policy
 
 
@@ -40,17 +38,9 @@ def successful(items: Iterable[dict[str, Any]], threshold: float | None) -> list
 
 
 def write_atomic(path: Path, items: Iterable[dict[str, Any]]) -> int:
-    """AgentTraj JSON lines written to a temporary file and renamed: never half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    try:
-        n = trajectories.write(tmp, items)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return n
+    """AgentTraj JSON lines written whole or not at all."""
+    with atomic.path(path) as tmp:
+        return trajectories.write(tmp, items)
 
 
 def play(urls: Mapping[str, Sequence[str]], envs: Sequence[str], policy: str | PolicySpec, split: str = "train",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
+
+from openmanus_rl import atomic
 
 
 def pyplot() -> Any:
@@ -19,9 +20,9 @@ def pyplot() -> Any:
 
 def save_figure(fig: Any, path: Path, dpi: int = 100) -> Path:
     """Write ``fig`` to ``path`` atomically (a reader never sees half a PNG) and close it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
-    fig.savefig(tmp, dpi=dpi, metadata={"Software": None} if path.suffix == ".png" else None)
-    pyplot().close(fig)
-    os.replace(tmp, path)
+    try:
+        with atomic.path(path) as tmp:
+            fig.savefig(tmp, dpi=dpi, metadata={"Software": None} if path.suffix == ".png" else None)
+    finally:
+        pyplot().close(fig)
     return path

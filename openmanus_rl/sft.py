@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from openmanus_rl import trajectories
+from openmanus_rl import atomic, trajectories
 from openmanus_rl.verl_cpu.presets import verl_overrides
 
 TRACKER = "latest_checkpointed_iteration.txt"
@@ -49,10 +49,8 @@ def write_sft_parquet(items: Iterable[dict[str, Any]], path: str | Path) -> int:
     if not rows:
         raise ValueError(f"no trajectories to write to {path}")
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    pd.DataFrame(rows).to_parquet(tmp, index=False)
-    os.replace(tmp, path)
+    with atomic.path(path) as tmp:
+        pd.DataFrame(rows).to_parquet(tmp, index=False)
     return len(rows)
 
 
