@@ -12,6 +12,7 @@ setup(
                       "httpx", "tqdm", "transformers", "tokenizers"],
     entry_points={
         "verl.plugins": ["openmanus_verl_cpu = openmanus_rl.verl_cpu.plugin"],
+        "vllm.general_plugins": ["openmanus_vllm_cpu = openmanus_rl.verl_cpu.vllm_cpu:register"],
         "console_scripts": ["openmanus-eval = openmanus_rl.evaluate:main"],
     },
 )
