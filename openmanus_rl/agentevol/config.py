@@ -1,0 +1,52 @@
+"""Its configuration: configs/agentevol.yaml, the model preset's ``agentevol:`` block, the command line."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+import yaml
+from omegaconf import DictConfig, OmegaConf
+
+from openmanus_rl.launch import is_setting, launcher_parser, parse_launcher_args
+from openmanus_rl.model_presets import model_preset
+from openmanus_rl.verl_cpu.presets import config_dir, default_preset
+
+DESCRIPTION = "train_agentevol.sh: behaviour cloning, then AgentEvol (AgentGym paper, sec. 4) on verl's SFT trainer."
+TOP_LEVEL_FLAGS = ("env_name", "iterations", "model", "output_dir", "preset")
+
+
+def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    p = launcher_parser("train_agentevol.sh", DESCRIPTION, "agentevol.yaml")
+    p.add_argument("--iterations", type=int)
+    return parse_launcher_args(p, argv)
+
+
+def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
+    cfg = OmegaConf.load(args.config or config_dir() / "agentevol.yaml")
+    for flag in TOP_LEVEL_FLAGS:
+        value = getattr(args, flag)
+        if value is not None:
+            cfg[flag] = value
+    # configs/agentevol.yaml < the model preset's agentevol: block (a pretrained model's learning rates and
+    # reply budgets, not the tiny model's) < the command line
+    cfg = OmegaConf.merge(cfg, model_preset(str(cfg.model)).get("agentevol") or {})
+    for e in extra:
+        key, value = e.split("=", 1)
+        key = key.lstrip("+")
+        if key.startswith("verl."):
+            cfg.verl[key[len("verl."):]] = yaml.safe_load(value) if value else value
+        else:
+            if not is_setting(cfg, key):
+                raise SystemExit(f"train_agentevol.sh: unknown setting {key!r} (see configs/agentevol.yaml; "
+                                 "verl's SFT settings go as verl.KEY=VALUE)")
+            OmegaConf.update(cfg, key, yaml.safe_load(value) if value else value, merge=True)
+    if cfg.preset == "auto":
+        cfg.preset = default_preset()
+    if cfg.output_dir is None:
+        cfg.output_dir = f"outputs/agentevol-{str(cfg.env_name).replace(',', '+')}"
+    if int(cfg.iterations) < 0:
+        raise SystemExit("train_agentevol.sh: --iterations must be >= 0")
+    if cfg.merge.data not in ("current", "accumulate") or cfg.merge.init not in ("base", "previous"):
+        raise SystemExit("train_agentevol.sh: merge.data is current|accumulate, merge.init is base|previous")
+    return cfg

@@ -1,0 +1,139 @@
+"""The AgentEvol loop: behaviour cloning (iteration 0), then explore, keep, fine-tune, evaluate."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from agentenv import registry
+from agentenv.launcher import env_servers, parse_server_specs
+from openmanus_rl import capacity, cluster, expert_data, sft, trajectories
+from openmanus_rl.agentevol.config import load_config, parse_args
+from openmanus_rl.agentevol.explore import explore, explore_verl, filter_successes
+from openmanus_rl.agentevol.report import report
+from openmanus_rl.agentevol.steps import substep, write_json
+from openmanus_rl.launch import clear_errors, env_options
+from openmanus_rl.model_presets import model_preset
+from openmanus_rl.policies import GenerationSettings, PolicySpec
+from openmanus_rl.verl_cpu.presets import verl_overrides
+
+EVAL_KEYS = ("episodes", "success_rate", "avg_reward", "avg_turns", "invalid_rate", "format_error_rate")
+
+
+def tiny_corpus(expert_files: Sequence[Path], per_env: int = 50) -> list[str]:
+    """The tiny tokenizer's corpus: the text of the first expert trajectories of each environment."""
+    corpus = []
+    for f in expert_files:
+        for item in list(trajectories.read(f))[:per_env]:
+            corpus += [t["value"] for t in item["conversations"]]
+    return corpus
+
+
+def base_model(cfg: DictConfig, out: Path, expert_files: Sequence[Path]) -> str:
+    preset = model_preset(str(cfg.model))
+    if preset.get("build") != "tiny":
+        return str(preset["path"])
+    from openmanus_rl.tiny_model import build_tiny_model
+
+    settings = {**preset.get("tiny", {}), **OmegaConf.to_container(cfg.tiny)}
+    return str(build_tiny_model(out / "base_model", corpus=tiny_corpus(expert_files), seed=int(cfg.seed),
+                                **settings))
+
+
+def evaluate_model(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: DictConfig, directory: Path,
+                   seed: int) -> None:
+    """``directory/eval.json`` (per-environment metrics) and ``eval_trajectories.jsonl``."""
+    settings = GenerationSettings(max_new_tokens=int(cfg.eval.max_new_tokens), temperature=0.0, seed=seed)
+    result = expert_data.play(urls, envs, PolicySpec("hf", model), str(cfg.eval.split), cfg.eval.tasks, seed,
+                              int(cfg.eval.concurrency), settings)
+    expert_data.write_atomic(directory / "eval_trajectories.jsonl", result["trajectories"])
+    write_json(directory / "eval.json", {
+        "split": result["split"], "seed": seed, "greedy": True,
+        "envs": {env: {k: m[k] for k in EVAL_KEYS} for env, m in result["envs"].items()},
+        "average": {k: result["average"][k] for k in ("success_rate", "avg_reward")},
+    })
+
+
+def finetune(cfg: DictConfig, init_model: str, files: Sequence[Path], directory: Path, iteration: int) -> None:
+    items = sft.read_items(files)
+    n = sft.write_sft_parquet(items, directory / "sft_data.parquet")
+    def setting(key: str) -> Any:  # AgentEvol's fine-tunes (iteration >= 1) may have their own epochs and lr
+        later = cfg.sft.get(f"iteration_{key}") if iteration > 0 else None
+        return cfg.sft[key] if later is None else later
+
+    epochs, lr = int(setting("epochs")), float(setting("lr"))
+    batch_size = int(cfg.sft.batch_size)
+    if sft.sft_steps(n, 1, batch_size) == 0:
+        raise SystemExit(f"agentevol: {n} trajectories are fewer than one SFT batch ({batch_size})")
+    extra = [f"optim.lr_warmup_steps={int(cfg.sft.get('warmup_steps') or -1)}"]
+    if cfg.sft.get("schedule"):  # verl's scheduler over each fine-tune's steps (constant | cosine)
+        extra += [f"optim.lr_scheduler_type={cfg.sft.schedule}", f"optim.min_lr_ratio={float(cfg.sft.min_lr_ratio)}"]
+    if cfg.sft.get("steps"):  # a fixed budget: as many passes as it takes, verl stops at the last step
+        steps = int(cfg.sft.steps)
+        epochs = -(-steps // sft.sft_steps(n, 1, batch_size))
+        extra.append(f"trainer.total_training_steps={steps}")
+    extra += [f"{k}={v}" for k, v in OmegaConf.to_container(cfg.verl).items()]
+    threads = {"OPENMANUS_VERL_CPU_THREADS": str(cfg.sft.threads)} if cfg.sft.get("threads") else {}
+    sft.train(directory / "sft_data.parquet", init_model, directory / "checkpoint", log=directory / "sft.log",
+              epochs=epochs, batch_size=batch_size, lr=lr,
+              max_length=int(cfg.sft.max_length), nproc=cfg.sft.get("nproc"), seed=int(cfg.seed) + 1,
+              preset=f"{cfg.preset}_sft", extra=extra, env=threads)
+
+
+def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
+    envs = registry.parse_names(str(cfg.env_name), remote=given)
+    out = Path(cfg.output_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    OmegaConf.save(cfg, out / "agentevol_config.yaml")
+    seed, iterations = int(cfg.seed), int(cfg.iterations)
+    expert_files = [out / "expert" / f"{e}.jsonl" for e in envs]
+    local = [e for e in envs if e not in given]
+    at_once = max(int(cfg.explore.concurrency), int(cfg.eval.concurrency))  # episodes in flight, at most
+    replicas, notes = capacity.choose_replicas(cfg.get("replicas") or "auto", capacity.needs(local, at_once))
+    for note in notes:
+        print(f"agentevol: {note}", flush=True)
+    placement = cluster.server_placement(cfg, replicas * len(local), verl_overrides(str(cfg.preset)))
+    with env_servers(envs, replicas, given=given, options=env_options(cfg), **placement) as urls:
+        substep(out, "expert", lambda: expert_data.collect(envs, out / "expert", int(cfg.data.bc_tasks), urls, seed),
+                "expert trajectories")
+        base = base_model(cfg, out, expert_files)
+        if cfg.eval.untrained:
+            substep(out / "untrained", "eval", lambda: evaluate_model(urls, envs, base, cfg, out / "untrained", seed),
+                    "evaluate the untrained model")
+        model = base
+        for k in range(iterations + 1):
+            d = out / f"iter_{k}"
+            if k == 0:
+                files = expert_files
+            else:
+                prev = model
+                explorer = explore_verl if cfg.explore.backend == "verl" else explore
+                substep(d, "explore",
+                        lambda d=d, prev=prev, k=k, f=explorer: f(urls, envs, prev, cfg, d, seed + 1000 * k),
+                        f"iteration {k}: explore ({cfg.explore.backend})")
+                substep(d, "filter", lambda d=d: filter_successes(urls, envs, d), f"iteration {k}: keep successes")
+                since = range(1, k + 1) if cfg.merge.data == "accumulate" else [k]
+                files = expert_files + [out / f"iter_{j}" / "filtered" / f"{e}.jsonl" for j in since for e in envs]
+            init = base if k == 0 or cfg.merge.init == "base" else model
+            substep(d, "sft", lambda d=d, init=init, files=files, k=k: finetune(cfg, init, files, d, k),
+                    f"iteration {k}: fine-tune{' (behaviour cloning)' if k == 0 else ''}")
+            model = str(sft.hf_dir(d / "checkpoint"))
+            substep(d, "eval", lambda d=d, model=model: evaluate_model(urls, envs, model, cfg, d, seed),
+                    f"iteration {k}: evaluate")
+            print(report(out, envs, iterations), flush=True)
+    print(report(out, envs, iterations, final=True), flush=True)
+    print("\nwall time\n" + (out / "timings.txt").read_text(), flush=True)
+    print(f"agentevol: wrote {out / 'table.txt'}, {out / 'timings.txt'}, {out / 'success_rate.png'}, "
+          f"{out / 'summary.json'}")
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args, extra = parse_args(argv)
+    cfg = load_config(args, extra)
+    if not cfg.env_name:
+        raise SystemExit("train_agentevol.sh: name the environments with --env_name NAME[,NAME...]")
+    return clear_errors("train_agentevol.sh", lambda: run(cfg, parse_server_specs(args.server)))
