@@ -7,8 +7,8 @@ only on the task list and the concurrency, never on timing, so greedy results (a
 seeded per request and turn) repeat exactly from run to run. A safety timeout flushes a batch that waits
 too long (a stuck episode must not stall the others); that is logged, as it can break exact repeats.
 
-Generation is the CPU rollout replica's (:class:`~openmanus_rl.verl_cpu.generation.HFGenerator`): an
-episode's keys and values are kept between its turns (:mod:`~openmanus_rl.verl_cpu.prefix_cache`), so a
+Generation is the CPU rollout replica's (:class:`~openmanus_rl.generation.HFGenerator`): an
+episode's keys and values are kept between its turns (:mod:`~openmanus_rl.generation.prefix_cache`), so a
 turn encodes only the reply and observation it adds instead of the whole conversation again.
 """
 
@@ -57,8 +57,7 @@ class HFBackend:
 
     def __init__(self, model: Any, tokenizer: Any, settings: GenerationSettings, *, flush_timeout: float = 60.0,
                  prefix_cache_tokens: int | None = None):
-        from openmanus_rl.verl_cpu.generation import HFGenerator
-        from openmanus_rl.verl_cpu.prefix_cache import PrefixCache
+        from openmanus_rl.generation import HFGenerator, PrefixCache
 
         self.model, self.tokenizer, self.settings = model, tokenizer, settings
         eos = model.generation_config.eos_token_id
@@ -161,7 +160,7 @@ class HFBackend:
 
     def generate(self, requests: list[ChatRequest]) -> list[Reply]:
         """Replies for ``requests`` in one batch (blocking; run off the event loop)."""
-        from openmanus_rl.verl_cpu.generation import GenRequest
+        from openmanus_rl.generation import GenRequest
 
         s = self.settings
         batch = [GenRequest(self._prompt_ids(r), s.max_new_tokens, temperature=0.0 if s.greedy else s.temperature,

@@ -39,9 +39,9 @@ import torch
 from verl.workers.rollout.base import BaseRollout
 from verl.workers.rollout.replica import RolloutMode, RolloutReplica, TokenOutput
 
+from openmanus_rl.generation import GenRequest, HFGenerator, PrefixCache
+
 from . import ROLLOUT_NAME
-from .generation import GenRequest, HFGenerator
-from .prefix_cache import PrefixCache
 
 logger = logging.getLogger(__name__)
 logger.setLevel(os.getenv("VERL_LOGGING_LEVEL", "WARN"))
