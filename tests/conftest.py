@@ -1,16 +1,12 @@
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))  # toy_envs
 
 from agentenv.testing import serve_in_thread
 
-from toy_envs import EchoEnv
+from helpers.toy_envs import EchoEnv  # tests/ is on sys.path: pythonpath in pyproject.toml
 
-# Modules whose tests start verl or Ray: one pytest-xdist worker runs them one after another (two at once would
-# share the two cores and both slow down); the other tests run beside them on the second worker (-n 2, in
+# Modules whose tests start verl or Ray, by file name wherever they sit under tests/ (tests/training/,
+# tests/core/test_ray_servers.py): one pytest-xdist worker runs them one after another (two at once would share
+# the two cores and both slow down); the other tests run beside them on the second worker (-n 2, in
 # pyproject.toml).
 TRAINER_MODULES = ("test_learning.py", "test_train_ppo.py", "test_verl_cpu.py", "test_agentevol.py",
                    "test_ray_servers.py", "test_multinode.py")
@@ -26,7 +22,8 @@ def pytest_xdist_make_scheduler(config, log):
     class TrainerApart(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return "trainer" if path.startswith("tests/") and path.endswith(TRAINER_MODULES) else nodeid
+            trainer = path.startswith("tests/") and path.rsplit("/", 1)[-1] in TRAINER_MODULES
+            return "trainer" if trainer else nodeid
 
     return TrainerApart(config, log)
 

@@ -1,17 +1,15 @@
-"""The academia tool environment: tasks, tools, grading, the two policies, and both HTTP faces."""
+"""The academia tool environment: the SDK's contract (check_environment: the expert on every test task and a
+train sample, the protocol and AgentGym's routes over HTTP), tasks, tools, grading, the random policy."""
 
 import random
 
-import httpx
 import pytest
 from agentenv_academia.env import AcademiaEnv, default_world
 from agentenv_academia.graph import generate
 from agentenv_academia.reward import grade
 from agentenv_academia.tasks import NUM_TASKS, TEST_KINDS, TaskSet
 
-from agentenv.client import EnvClient
-from agentenv.launcher import ServerProcess
-from agentenv.testing import expert_steps, play_in_process, serve_in_thread
+from agentenv.testing import check_environment, checks_for, play_in_process
 
 
 @pytest.fixture(scope="module")
@@ -19,16 +17,21 @@ def env():
     return AcademiaEnv()
 
 
-def test_registry_and_sizes():
-    from agentenv import registry
+@pytest.mark.parametrize("part", checks_for(AcademiaEnv))
+def test_check_environment(part):
+    """The contract; the expert solves every test task and every 13th train task with a return of 1, a thought
+    at every turn; tasks 4 and 5 are played over HTTP and through AgentGym's routes (AcademiaEnvClient's
+    flow: create with {"id"}, reset with env_idx and id returning a string, GET /observation)."""
+    report = check_environment(AcademiaEnv, checks=(part,), thoughts=True, served=(4, 5),
+                               splits={"test": range(NUM_TASKS["test"]), "train": range(0, NUM_TASKS["train"], 13)})
+    assert all(episode.total == 1.0 for episode in report.episodes)
 
-    assert registry.load("academia") is AcademiaEnv
+
+def test_sizes():
     assert AcademiaEnv.num_tasks("test") == 20 == len(TEST_KINDS)
     assert AcademiaEnv.num_tasks("train") >= 200
     with pytest.raises(ValueError):
         AcademiaEnv.num_tasks("dev")
-    with pytest.raises(IndexError):
-        AcademiaEnv().reset(20, "test")
 
 
 def test_graph_is_big_enough_and_consistent():
@@ -60,6 +63,7 @@ def test_first_observation_holds_the_question(env):
         obs, info = env.reset(task_id, "test")
         assert env._task.question in obs and info["kind"] == env._task.kind
         assert obs == env.initial_observation(task_id, "test") == env.observation()
+    assert "co-authored by" in env.reset(4, "test")[0]
     described = AcademiaEnv.describe()
     for name in ("loadPaperNet", "loadAuthorNet", "neighbourCheck", "paperNodeCheck", "authorNodeCheck",
                  "authorEdgeCheck", "paperEdgeCheck", "check_valid_actions", "finish"):
@@ -107,18 +111,6 @@ def test_bad_calls_are_invalid(env, action, says):
     assert not step.valid and not step.done and says in step.observation, step.observation
 
 
-def test_expert_solves_every_test_task(env):
-    for task_id in range(NUM_TASKS["test"]):
-        total, results = play_in_process(env, task_id, "test", lambda e: e.expert_action())
-        assert total == 1.0 and results[-1].success and all(r.valid for r in results), task_id
-
-
-def test_expert_solves_a_sample_of_train_tasks(env):
-    for task_id in range(0, NUM_TASKS["train"], 13):
-        total, _ = play_in_process(env, task_id, "train", lambda e: e.expert_action())
-        assert total == 1.0, task_id
-
-
 def test_expert_resumes_after_other_moves(env):
     env.reset(1, "test")  # most cited paper: a long program
     env.step(env.call("loadPaperNet"))
@@ -138,38 +130,3 @@ def test_random_policy_does_far_worse(env):
     assert len(env.available_actions()) == len(AcademiaEnv.tools)
     assert all(" with Action Input: {" in a for a in env.available_actions())
 
-
-def test_served_expert_with_thoughts():
-    with serve_in_thread(AcademiaEnv) as url, EnvClient(url) as client:
-        info = client.info()
-        assert info["env"] == "academia" and info["action_format"] == "tool" and info["splits"]["test"] == 20
-        created = client.create(4, "test")
-        assert "co-authored by" in created.observation
-        steps = expert_steps(client, created.env_id)
-        assert steps[-1].success and steps[-1].reward == 1.0
-        client.close(created.env_id)
-
-
-def test_agentgym_routes_play_as_agentgyms_academia_server(env):
-    """``--compat agentgym``: AgentGym's AcademiaEnvClient flow (create with {"id"}, reset with env_idx and
-    id returning a string, step returning observation/reward/done, GET /observation?env_idx=)."""
-    task_id = 5
-    env.reset(task_id, "test")
-    actions = []
-    while True:
-        actions.append(env.expert_action())
-        if env.step(actions[-1]).done:
-            break
-    with ServerProcess("academia", extra_args=["--compat", "agentgym"]) as server:
-        http = httpx.Client(base_url=server.url, timeout=60)
-        assert http.get("/").json() == "ok"
-        handle = http.post("/create", json={"id": 0}).json()
-        assert isinstance(handle, int)
-        first = http.post("/reset", json={"env_idx": handle, "id": task_id}).json()
-        assert isinstance(first, str) and env._task.question in first
-        assert http.get("/observation", params={"env_idx": handle}).json() == first
-        for action in actions:
-            got = http.post("/step", json={"env_idx": handle, "action": action}).json()
-            assert set(got) >= {"observation", "reward", "done"}
-        assert got["done"] and got["reward"] == 1.0
-        assert http.post("/step", json={"env_idx": 999, "action": actions[0]}).status_code >= 400

@@ -1,5 +1,6 @@
-"""Tests of the alfworld environment: tasks and splits, ALFWorld's rules and wording, the reward,
-invalid actions, the two reference policies, the HTTP server and the real-data option's errors."""
+"""Tests of the alfworld environment: the SDK's contract (check_environment: the expert on half the test
+tasks, the protocol and AgentGym's routes over HTTP), tasks and splits, ALFWorld's rules and wording, the
+reward, invalid actions, the reference policies and the real-data option's errors."""
 
 from __future__ import annotations
 
@@ -10,10 +11,8 @@ import random
 
 import pytest
 
-from agentenv import registry
-from agentenv.client import EnvClient
 from agentenv.server import ServerConfig, serve
-from agentenv.testing import expert_steps, play_in_process, serve_in_thread
+from agentenv.testing import check_environment, checks_for, play_in_process
 from agentenv_alfworld.catalogue import ROOMS
 from agentenv_alfworld.env import NOT_A_COMMAND, AlfWorldEnv, AlfWorldOptions
 from agentenv_alfworld.reward import TASK_TYPES, Goal, goal_met, reward
@@ -66,9 +65,24 @@ def do(world: World, text: str) -> str:
     return world.apply(cmd)
 
 
-# -- registry, metadata, splits ---------------------------------------------------------------------
-def test_registry_and_metadata():
-    assert registry.load("alfworld") is AlfWorldEnv
+# -- the SDK's contract ---------------------------------------------------------------------------
+@pytest.mark.parametrize("part", checks_for(AlfWorldEnv))
+def test_check_environment(part):
+    """The contract; the expert solves every second test task with a return of 1 in fewer than 30 turns, a
+    thought at every turn; tasks 3 and 4 are played over HTTP and through AgentGym's routes (AgentGym's
+    ALFWorld client: POST /create -> {"id"}, /reset with "game" and "world_type" -> the observation and its
+    admissible commands, /step -> observation, reward, done, available_actions)."""
+    report = check_environment(AlfWorldEnv, checks=(part,), thoughts=True, served=(3, 4),
+                               splits={"test": range(0, 200, 2)})
+    for episode in report.episodes:
+        assert all(0.0 <= r.reward <= 1.0 for r in episode.results) and episode.total == 1.0, episode.task_id
+    assert max((e.turns for e in report.episodes), default=0) < AlfWorldEnv.max_turns // 2 + 5
+    if report.info is not None:
+        assert report.info["splits"] == {"train": NUM_TASKS["train"], "test": 200} and report.info["max_turns"] == 50
+
+
+# -- metadata, splits ------------------------------------------------------------------------------
+def test_metadata():
     assert AlfWorldEnv.name == "alfworld" and AlfWorldEnv.max_turns == 50 and AlfWorldEnv.success_threshold == 1.0
     for words in ("go to", "take", "put", "in/on", "heat", "cool", "clean", "use", "examine", "inventory", "look",
                   "Nothing happens."):
@@ -91,14 +105,6 @@ def test_splits_are_deterministic_balanced_and_disjoint():
     train = {fingerprint(generate.__wrapped__("train", i)) for i in range(0, NUM_TASKS["train"], 5)}
     assert not train & {fingerprint(t) for t in test}
     assert len({t.room for t in test}) == 4
-
-
-def test_out_of_range_task_raises():
-    env = AlfWorldEnv()
-    with pytest.raises(IndexError):
-        env.reset(200, "test")
-    with pytest.raises(IndexError):
-        env.reset(-1, "train")
 
 
 @pytest.mark.parametrize("task_id", range(0, 200, 3))
@@ -136,6 +142,13 @@ def test_first_observation_holds_instruction_and_equals_initial_observation():
             assert f"a {name}" in obs
         assert obs == env.observation() == AlfWorldEnv().initial_observation(task_id, "test")
         assert info["task_type"] == task.goal.task_type
+    env.reset(4, "test")  # the first commands of a task: going somewhere, then what is there
+    assert env.available_actions()[0] == "go to cabinet 1"
+    env.reset(3, "test")
+    assert "go to microwave 1" in env.available_actions()
+    step = env.step("go to microwave 1")
+    assert step.observation.startswith("You arrive at microwave 1.") and step.reward == 0.0 and not step.done
+    assert "open microwave 1" in env.available_actions()
 
 
 def test_list_actions_option_appends_the_admissible_commands():
@@ -329,14 +342,8 @@ def test_invalid_actions_are_flagged_and_change_nothing():
 
 
 # -- policies ---------------------------------------------------------------------------------------
-def test_expert_solves_test_tasks_and_states_why():
+def test_expert_states_why():
     env = AlfWorldEnv()
-    turns = []
-    for task_id in range(0, 200, 2):
-        total, success, n = run(env, task_id, "test", lambda e: e.expert_action())
-        assert success and total == 1.0, task_id
-        turns.append(n)
-    assert max(turns) < AlfWorldEnv.max_turns // 2 + 5
     env.reset(3, "test")  # put a hot apple in garbagecan
     thought = env.expert_thought()
     assert thought.startswith("To put a hot apple in the garbagecan, I first need an apple.")
@@ -367,26 +374,9 @@ def test_random_policy_mostly_fails():
 def test_instances_are_independent():
     a, b = AlfWorldEnv(), AlfWorldEnv()
     a.reset(0, "test")
-    obs_b, _ = b.reset(0, "test")
+    b.reset(0, "test")
     a.step(a.expert_action())
-    assert b.observation() == obs_b and b._world.at is None
-
-
-# -- over HTTP --------------------------------------------------------------------------------------
-def test_http_server_serves_tasks_policies_and_steps():
-    with serve_in_thread(AlfWorldEnv) as url, EnvClient(url) as client:
-        info = client.info()
-        assert info["env"] == "alfworld" and info["splits"] == {"train": NUM_TASKS["train"], "test": 200}
-        assert info["max_turns"] == 50 and info["instruction"] == AlfWorldEnv.instruction
-        listed = dict(client.tasks("test", 0, 5))
-        created = client.create(task_id=4, split="test")
-        assert created.observation == listed[4]
-        assert client.available_actions(created.env_id)[0] == "go to cabinet 1"
-        bad = client.step(created.env_id, "put everything away")
-        assert bad.info["valid"] is False and not bad.done
-        step = expert_steps(client, created.env_id)[-1]
-        assert step.reward == 1.0 and step.success
-        client.close(created.env_id)
+    assert b._world.at is None  # observations: test_check_environment
 
 
 # -- the real-data option ---------------------------------------------------------------------------
@@ -422,21 +412,3 @@ def test_data_path_without_the_alfworld_package_says_how_to_install(tmp_path):
     with pytest.raises(RuntimeError, match=r"pip install 'agentenv-alfworld\[upstream\]'"):
         AlfWorldEnv.load_shared(AlfWorldOptions(data_path=str(tmp_path)))
 
-
-def test_agentgym_routes_serve_alfworld_as_agentgym_clients_expect():
-    """AgentGym's ALFWorld client: POST /create -> {"id"}, /reset with "game" and "world_type" -> the
-    observation and its admissible commands, /step -> observation, reward, done, available_actions."""
-    import httpx
-
-    from agentenv.interop.agentgym_server import create_agentgym_app
-    from agentenv.testing import serve_app_in_thread
-
-    with serve_app_in_thread(create_agentgym_app(AlfWorldEnv)) as url, httpx.Client(base_url=url) as http:
-        handle = http.post("/create").json()["id"]
-        game = NUM_TASKS["train"] + 3  # the index space is train, then test
-        reset = http.post("/reset", json={"id": handle, "game": game, "world_type": "Text"}).json()
-        assert reset["observation"] == generate("test", 3).intro()
-        assert "go to microwave 1" in reset["available_actions"]
-        step = http.post("/step", json={"id": handle, "action": "go to microwave 1"}).json()
-        assert step["observation"].startswith("You arrive at microwave 1.") and step["reward"] == 0.0
-        assert not step["done"] and "open microwave 1" in step["available_actions"]

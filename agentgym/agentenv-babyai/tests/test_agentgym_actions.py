@@ -12,7 +12,7 @@ from minigrid.envs.babyai.core.verifier import GoToInstr, ObjDesc
 
 from agentenv.client import EnvClient
 from agentenv.server import ServerConfig, parse_options
-from agentenv.testing import play_in_process, serve_in_thread
+from agentenv.testing import check_environment, play_in_process, serve_in_thread
 from agentenv_babyai import highlevel
 from agentenv_babyai.env import ACTION_HELP, BabyAIEnv, BabyAIOptions
 
@@ -235,19 +235,17 @@ def test_reward_counts_the_primitive_steps_taken():
 
 
 def test_expert_solves_test_tasks_through_a_real_server():
-    with serve_in_thread(BabyAIEnv, ServerConfig(options=AGENTGYM)) as url, EnvClient(url) as client:
-        wins = 0
-        for tid in range(0, 90, 4):
-            created = client.create(tid, "test")
-            assert listed(created.observation) == client.available_actions(created.env_id)
-            for _ in range(BabyAIEnv.max_turns):
-                step = client.step(created.env_id, client.policy_action(created.env_id, "expert"))
-                assert step.valid
-                if step.done:
-                    break
-            wins += step.success
-            client.close(created.env_id)
-    assert wins == len(range(0, 90, 4))
+    """With the agentgym action set, every fourth test task: the expert solves it in process and over HTTP,
+    each step valid, the server's episode the same as the one in process; the first observation lists the
+    available actions."""
+    tasks = range(0, 90, 4)
+    report = check_environment(BabyAIEnv, options=AGENTGYM, checks=("expert", "http"), splits={"test": tasks},
+                               served=tuple(tasks))
+    assert [e.task_id for e in report.episodes if e.success] == list(tasks)
+    env = agentgym_env()
+    for tid in tasks:
+        obs, _ = env.reset(tid, "test")
+        assert listed(obs) == env.available_actions()
 
 
 def test_expert_recovers_after_random_high_level_actions():

@@ -1,4 +1,5 @@
-"""In-process tests of the babyai environment: tasks, rendering, actions, reward, policies."""
+"""Tests of the babyai environment: the SDK's contract (check_environment: the expert on every test task, the
+protocol and AgentGym's routes over HTTP), tasks, rendering, actions, reward, policies."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ import pytest
 from minigrid.core.world_object import Ball, Box, Door, Key, Wall
 from minigrid.envs.babyai.core.verifier import GoToInstr, ObjDesc
 
-from agentenv import registry
-from agentenv.testing import play_in_process
+from agentenv.testing import check_environment, checks_for, play_in_process
 from agentenv_babyai import levels, render
 from agentenv_babyai.env import BabyAIEnv
 
@@ -21,8 +21,16 @@ def play(env: BabyAIEnv, task_id: int, split: str, choose, max_turns: int = Baby
     return total, bool(results[-1].success)
 
 
-def test_registered_under_its_name():
-    assert registry.load("babyai") is BabyAIEnv
+@pytest.mark.parametrize("part", checks_for(BabyAIEnv))
+def test_check_environment(part):
+    """The contract; the expert solves every test task with minigrid's reward, 1 - 0.9 * steps / max_steps (at
+    least the success threshold); tasks 0 and 89 are played over HTTP and through AgentGym's routes (which
+    use AgentGym's action set)."""
+    report = check_environment(BabyAIEnv, checks=(part,), served=(0, 89))
+    for episode in report.episodes:
+        last = episode.results[-1]
+        assert 0.0 < episode.total <= 1.0 and episode.total >= BabyAIEnv.success_threshold, episode.task_id
+        assert episode.total == pytest.approx(1 - 0.9 * last.info["steps"] / last.info["max_steps"]), episode.task_id
 
 
 def test_splits_are_deterministic_balanced_and_disjoint():
@@ -43,12 +51,6 @@ def test_splits_are_deterministic_balanced_and_disjoint():
     for tid in (0, 13, 89):
         assert a.reset(tid, "test") == b.reset(tid, "test", seed=123)  # same task, same start; seed ignored
     assert a.reset(3, "train")[0] != a.reset(3, "test")[0]
-
-
-@pytest.mark.parametrize("task_id, split", [(90, "test"), (-1, "test"), (BabyAIEnv.num_tasks("train"), "train")])
-def test_out_of_range_task_raises_index_error(task_id, split):
-    with pytest.raises(IndexError):
-        BabyAIEnv().reset(task_id, split)
 
 
 def test_first_observation_has_mission_action_help_and_view():
@@ -189,20 +191,6 @@ def test_level_step_limit_ends_the_episode():
     assert results[-1].info.get("truncated") and not results[-1].success and results[-1].reward == 0
     after = env.step("turn left")
     assert after.done and not after.valid
-
-
-def test_expert_solves_the_test_split_with_minigrid_reward():
-    env = BabyAIEnv()
-    outcomes = []
-    for tid in range(BabyAIEnv.num_tasks("test")):
-        total, success = play(env, tid, "test", lambda e: e.expert_action())
-        assert 0.0 <= total <= 1.0 and (total > 0) == success
-        if success:
-            level = env._level
-            assert total == pytest.approx(1 - 0.9 * level.step_count / level.max_steps)
-            assert total >= BabyAIEnv.success_threshold
-        outcomes.append(success)
-    assert sum(outcomes) / len(outcomes) >= 0.95
 
 
 def test_random_policy_is_clearly_worse():

@@ -1,4 +1,5 @@
-"""Tests of the movie tool environment: database, tools, tasks, reward, policies, HTTP and AgentGym's routes."""
+"""Tests of the movie tool environment: the SDK's contract (check_environment: the expert on every test task,
+the protocol and AgentGym's routes over HTTP), database, tools, tasks, reward, policies, options."""
 
 from __future__ import annotations
 
@@ -12,12 +13,8 @@ from agentenv_movie.env import MovieEnv, MovieOptions, default_tasks, first_obse
 from agentenv_movie.reward import score
 from agentenv_movie.tasks import TEMPLATES, TaskSet
 
-from agentenv import registry
 from agentenv.answers import Check
-from agentenv.client import EnvClient
-from agentenv.launcher import ServerProcess
-from agentenv.server import ServerConfig
-from agentenv.testing import expert_steps, play_in_process, serve_in_thread
+from agentenv.testing import check_environment, checks_for, play_in_process
 
 #: AgentGym's movie tools (Toolusage/toolusage/prompts/Raw/movie_raw.json), in its order
 UPSTREAM_TOOLS = {
@@ -45,9 +42,24 @@ def call(tool: str, **args) -> str:
     return f"{tool} with Action Input: {json.dumps(args)}"
 
 
-# -- registry, metadata, tools ------------------------------------------------------------------------
-def test_registry_metadata_and_upstream_tools():
-    assert registry.load("movie") is MovieEnv
+# -- the SDK's contract ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("part", checks_for(MovieEnv))
+def test_check_environment(part):
+    """The contract, with a small train split (option train_size=30): the expert solves every test task with a
+    return of 1 in at least 3 calls, none answered with an error, a thought at every turn; tasks 1 and 3 are
+    played over HTTP and through AgentGym's routes (MovieEnvClient's flow: /create {"id"} -> env_idx, /reset
+    {"env_idx", "id"} -> the first observation as a string, GET /observation)."""
+    report = check_environment(MovieEnv, checks=(part,), options={"train_size": "30"}, thoughts=True, served=(1, 3))
+    for episode in report.episodes:
+        assert episode.total == 1.0 and episode.turns >= 3, episode.task_id
+        assert not any(r.observation.startswith("Error") for r in episode.results), episode.task_id
+    if report.info is not None:
+        assert report.info["splits"] == {"train": 30, "test": 20}
+        assert {t["name"] for t in report.info["tools"]} == set(UPSTREAM_TOOLS)
+
+
+# -- metadata, tools ------------------------------------------------------------------------------------
+def test_metadata_and_upstream_tools():
     assert MovieEnv.action_format == "tool" and MovieEnv.success_threshold == 1.0
     assert MovieEnv.num_tasks("test") == 20 and MovieEnv.num_tasks("train") >= 200
     assert {name: [p.name for p in t.params] for name, t in MovieEnv.tools.items()} == UPSTREAM_TOOLS
@@ -176,13 +188,6 @@ def test_finish_grades_with_partial_credit(env):
 
 
 # -- policies ---------------------------------------------------------------------------------------------
-def test_expert_solves_the_test_split(env):
-    for task_id in range(MovieEnv.num_tasks("test")):
-        total, results = play_in_process(env, task_id, "test", lambda e: e.expert_action())
-        assert total == 1.0 and results[-1].success and all(r.valid for r in results), task_id
-        assert len(results) >= 3 and not any(r.observation.startswith("Error") for r in results)
-
-
 def test_expert_recovers_after_detours(env):
     rng = random.Random(1)
     env.reset(5, "test")
@@ -204,50 +209,10 @@ def test_random_policy_does_far_worse(env):
     assert wins <= 2
 
 
-# -- options, HTTP, AgentGym's routes -----------------------------------------------------------------------
+# -- options ----------------------------------------------------------------------------------------------
 def test_options():
     assert MovieEnv.task_counts(MovieEnv.load_shared(MovieOptions(seed=2, train_size=30))) == {"train": 30,
                                                                                                  "test": 20}
     with pytest.raises(ValueError):
         MovieOptions(api_key="x")
 
-
-def test_http_server_serves_tasks_policies_and_steps():
-    with serve_in_thread(MovieEnv, ServerConfig(options={"train_size": "30"})) as url, EnvClient(url) as client:
-        info = client.info()
-        assert info["env"] == "movie" and info["splits"] == {"train": 30, "test": 20}
-        assert {t["name"] for t in info["tools"]} == set(UPSTREAM_TOOLS)
-        listed = dict(client.tasks("test", 0, 3))
-        created = client.create(task_id=1, split="test")
-        assert created.observation == listed[1]
-        assert client.step(created.env_id, "get_movie_cast with Action Input: {}").info["valid"] is False
-        step = expert_steps(client, created.env_id)[-1]
-        assert step.reward == 1.0 and step.success
-        client.close(created.env_id)
-
-
-def test_agentgym_routes_play_as_agentgyms_movie_server():
-    """``--compat agentgym``: AgentGym's MovieEnvClient flow (/create {"id"} -> env_idx, /reset {"env_idx", "id"}
-    -> the first observation as a string, /step -> observation/reward/done, GET /observation)."""
-    import httpx
-
-    train = MovieEnv.num_tasks("train")
-    env = MovieEnv()
-    env.reset(3, "test")
-    actions = []
-    while True:
-        actions.append(env.expert_action())
-        if env.step(actions[-1]).done:
-            break
-    with ServerProcess("movie", extra_args=["--compat", "agentgym"]) as server:
-        http = httpx.Client(base_url=server.url, timeout=60)
-        assert http.get("/").json() == "ok"
-        env_idx = http.post("/create", json={"id": train + 3}).json()
-        assert isinstance(env_idx, int)
-        first = http.post("/reset", json={"env_idx": env_idx, "id": train + 3}).json()
-        assert first == first_observation(default_tasks().task("test", 3))
-        assert http.get("/observation", params={"env_idx": env_idx}).json() == first
-        for action in actions:
-            got = http.post("/step", json={"env_idx": env_idx, "action": action}).json()
-            assert set(got) >= {"observation", "reward", "done"}
-        assert got["done"] and got["reward"] == 1.0

@@ -1,5 +1,6 @@
-"""Tests of the sciworld environment on the real simulator: tasks, reward, actions, policies, and the
-life of the simulator JVMs (closed, expired, crashed sessions and a killed server leave none behind).
+"""Tests of the sciworld environment on the real simulator: the SDK's contract (check_environment), tasks,
+reward, actions, policies, and the life of the simulator JVMs (closed, expired, crashed sessions and a killed
+server leave none behind).
 
 JVM starts take seconds, so one in-process environment and one server are shared by the tests
 (module-scoped fixtures); the expert is checked on a sample of quick test tasks (the whole split is
@@ -17,11 +18,10 @@ import time
 import psutil
 import pytest
 
-from agentenv import registry
 from agentenv.client import EnvClient
 from agentenv.errors import StepTimeout
 from agentenv.launcher import ServerProcess
-from agentenv.testing import play_in_process, serve_in_thread
+from agentenv.testing import check_environment, checks_for, play_in_process, serve_in_thread
 from agentenv_sciworld import expert, reward, tasks
 from agentenv_sciworld.env import SIMPLIFICATIONS, SciWorldEnv, SciWorldOptions
 
@@ -68,10 +68,28 @@ def wait_gone(pids: list[int], timeout: float = 15.0) -> list[int]:
     return left
 
 
+def same_world(observation: str) -> list[str]:
+    """What two observations of one state share: their lines, in any order (the simulator lists same-named
+    objects in an order of its own)."""
+    return sorted(observation.splitlines())
+
+
+# -- the SDK's contract ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("part", checks_for(SciWorldEnv))
+def test_check_environment(part):
+    """The contract, each simulator a JVM of its own; the expert solves the quick sample of test tasks with a
+    return of 1, a thought at every turn; the first of them is played over HTTP and through AgentGym's routes
+    (create, reset by data_idx, step by id, the 0-100 "score" as its reward; the description comes apart
+    from the look, as upstream)."""
+    report = check_environment(SciWorldEnv, checks=(part,), thoughts=True, splits={"test": EXPERT_SAMPLE},
+                               served=EXPERT_SAMPLE[:1], observation_key=same_world)
+    assert all(episode.total == pytest.approx(1.0) for episode in report.episodes)
+
+
 # -- without a JVM ---------------------------------------------------------------------------------
 
-def test_registered_under_its_name():
-    assert registry.load("sciworld") is SciWorldEnv
+def test_declarations():
     assert SciWorldEnv.success_threshold == 1.0 and SciWorldEnv.max_sessions and SciWorldEnv.step_timeout
 
 
@@ -188,13 +206,6 @@ def test_available_and_random_actions(env):
     assert env.random_action(random.Random(0)) in actions
 
 
-def test_expert_solves_a_sample_of_test_tasks(env):
-    for task_id in EXPERT_SAMPLE:
-        total, results = play_in_process(env, task_id, "test", lambda e: e.expert_action())
-        assert results[-1].success and results[-1].done and total == pytest.approx(1.0), (task_id, total)
-        assert all(r.valid for r in results)
-
-
 def test_expert_thought_and_recovery_after_other_actions(env):
     env.reset(7, "test")
     env.step("look at table")  # not gold: the expert replays it on the reloaded world and goes on
@@ -297,30 +308,3 @@ def test_a_stuck_step_times_out_and_frees_its_jvm():
                 jvm.kill()
         assert client.health()["sessions"] == 0
 
-
-def test_agentgym_routes_play_as_agentgyms_sciworld_server(server):
-    """``--compat agentgym``: AgentGym's client flow (create, reset by data_idx, step by id, the 0-100
-    "score" as its reward) over our tasks; the description comes apart from the look, as upstream."""
-    import httpx
-
-    train = SciWorldEnv.num_tasks("train")
-    with ServerProcess("sciworld", extra_args=["--compat", "agentgym"]) as compat, EnvClient(server.url) as native:
-        http = httpx.Client(base_url=compat.url, timeout=120)
-        assert http.get("/").json() == "This is environment ScienceWorld."
-        handle = http.post("/create").json()["id"]
-        first = http.post("/reset", json={"id": handle, "data_idx": train + EXPERT_SAMPLE[0]}).json()
-        created = native.create(EXPERT_SAMPLE[0], "test")
-        assert first["task_description"].startswith("Your task is to find a(n) living thing")
-        # the room's distractors can differ between JVMs with different histories: compare the task
-        assert created.observation.startswith(first["task_description"] + "\n\n")
-        assert first["observation"].startswith("This room is called")
-        actions, done = [], False
-        while not done:
-            actions.append(native.policy_action(created.env_id, "expert"))
-            done = native.step(created.env_id, actions[-1]).done
-        for action in actions:
-            got = http.post("/step", json={"id": handle, "action": action}).json()
-            assert "error" not in got
-        assert got["done"] and got["score"] == 100.0 and got["reward"] > 0
-        assert "not valid" in http.post("/step", json={"id": 12345, "action": "look around"}).json()["error"]
-        native.close(created.env_id)

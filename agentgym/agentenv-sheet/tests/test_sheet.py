@@ -1,5 +1,6 @@
-"""Tests of the sheet tool environment: the spreadsheet engine, splits, grading on hand-built cases,
-the tools' contract, the expert and random policies, a real HTTP server, and AgentGym's routes."""
+"""Tests of the sheet tool environment: the SDK's contract (check_environment: the expert on every test task
+and a train sample, the protocol and AgentGym's routes over HTTP), the spreadsheet engine, splits, grading on
+hand-built cases, the tools' contract, the random policy, sessions' own copies over HTTP."""
 
 from __future__ import annotations
 
@@ -15,10 +16,8 @@ from agentenv_sheet.reward import answer_holds, score, state_checks
 from agentenv_sheet.tasks import KINDS, TEST_SIZE, TRAIN_SIZE, TaskSet, build_task
 from agentenv_sheet.workbook import Sheet, SheetError, Workbook, coerce, same, show
 
-from agentenv import registry
 from agentenv.client import EnvClient
-from agentenv.launcher import ServerProcess
-from agentenv.testing import play_in_process, serve_in_thread
+from agentenv.testing import check_environment, checks_for, play_in_process, serve_in_thread
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +41,22 @@ def small() -> Sheet:
                                 ["Bob", 1.0, 61.5], ["Cid", 2.0, None]])
 
 
-# -- registry, metadata, splits -------------------------------------------------------------------
-def test_registry_entry_point_and_metadata():
-    assert registry.load("sheet") is SheetEnv
+# -- the SDK's contract -----------------------------------------------------------------------------
+@pytest.mark.parametrize("part", checks_for(SheetEnv))
+def test_check_environment(part):
+    """The contract; the expert solves every test task and every 16th train task with a return of 1, a thought
+    at every turn, no tool error; tasks 3 and 5 are played over HTTP and through AgentGym's routes
+    (SheetEnvClient's flow: POST /create {"id"} -> env_idx, /reset {"env_idx", "id"} -> the observation
+    string, the reward it reads at the end)."""
+    report = check_environment(SheetEnv, checks=(part,), thoughts=True, served=(3, 5),
+                               splits={"test": range(TEST_SIZE), "train": range(0, TRAIN_SIZE, 16)})
+    for episode in report.episodes:
+        assert episode.total == 1.0, episode.task_id
+        assert not any(r.info.get("tool_error") for r in episode.results), episode.task_id
+
+
+# -- metadata, splits ------------------------------------------------------------------------------
+def test_metadata_and_tools():
     info = SheetEnv.describe()
     assert SheetEnv.name == "sheet" and SheetEnv.success_threshold == 1.0 and SheetEnv.max_turns == 30
     assert info["action_format"] == "tool"
@@ -237,19 +249,6 @@ def test_available_actions_are_well_formed_calls(env):
 
 
 # -- policies ------------------------------------------------------------------------------------------
-def test_expert_solves_every_test_task(env, tasks):
-    for i in range(TEST_SIZE):
-        total, results = play_in_process(env, i, "test", lambda e: (e.expert_thought(), e.expert_action())[1])
-        assert results[-1].done and results[-1].success and total == 1.0, (i, results[-1].observation)
-        assert all(r.valid and not r.info.get("tool_error") for r in results), i
-
-
-def test_expert_solves_a_train_sample(env):
-    for i in range(0, TRAIN_SIZE, 16):
-        total, results = play_in_process(env, i, "train", lambda e: e.expert_action())
-        assert results[-1].success and total == 1.0, (i, results[-1].observation)
-
-
 def test_wrong_answers_and_wrong_edits_are_not_success(env, tasks):
     reading = next(i for i, t in enumerate(tasks.splits["test"]) if t.reading)
     env.reset(reading, "test")
@@ -280,38 +279,5 @@ def test_http_sessions_edit_their_own_copies(tasks):
         assert "changed" in client.step(a.env_id, call("get_cell_value", position="A2")).observation
         assert "changed" not in client.step(b.env_id, call("get_cell_value", position="A2")).observation
         client.close(a.env_id)
-        # the expert over HTTP, thought and action from /policy_action
-        created = client.create(5, "test")
-        for _ in range(info["max_turns"]):
-            step = client.step(created.env_id, client.policy_action(created.env_id, "expert"))
-            if step.done:
-                break
-        assert step.success and step.reward == 1.0
         assert client.tasks("test", limit=2) == [(i, first_observation(tasks.splits["test"][i])) for i in (0, 1)]
 
-
-def test_agentgym_routes_play_as_agentgyms_sheet_server(env, tasks):
-    """``--compat agentgym``: AgentGym's SheetEnvClient flow (POST /create {"id"} -> env_idx, /reset
-    {"env_idx", "id"} -> the observation string, /step -> observation/reward/done, GET /observation)."""
-    import httpx
-
-    task_id = 3  # AgentGym's sheet ids 0..19 are the test split
-    actions, done = [], False
-    env.reset(task_id, "test")
-    while not done:
-        actions.append(env.expert_action())
-        done = env.step(actions[-1]).done
-    with ServerProcess("sheet", extra_args=["--compat", "agentgym"]) as compat:
-        http = httpx.Client(base_url=compat.url, timeout=60)
-        assert http.get("/").json() == "ok"
-        env_idx = http.post("/create", json={"id": 0}).json()
-        assert isinstance(env_idx, int)
-        first = http.post("/reset", json={"env_idx": env_idx, "id": task_id}).json()
-        assert first == first_observation(tasks.splits["test"][task_id])
-        assert http.get("/observation", params={"env_idx": env_idx}).json() == first
-        for action in actions:
-            got = http.post("/step", json={"env_idx": env_idx, "action": action}).json()
-            assert set(got) >= {"observation", "reward", "done"}
-        assert got["done"] and got["reward"] == 1.0  # the reward AgentGym's client reads at the end
-        assert http.post("/step", json={"env_idx": env_idx, "action": actions[0]}).status_code >= 400
-        assert http.post("/step", json={"env_idx": 999, "action": actions[0]}).status_code >= 400

@@ -1,6 +1,7 @@
-"""Tests of the sqlgym environment: the generated databases and task splits, observations, the reward
-on hand-built results, invalid actions, the read-only and time-limited sandbox (over a real HTTP server),
-the expert and random policies, published BIRD/Spider data from a tiny fixture, and AgentGym's routes."""
+"""Tests of the sqlgym environment: the SDK's contract (check_environment: the expert on a sample of test
+tasks, the protocol and AgentGym's routes over HTTP), the generated databases and task splits, observations,
+the reward on hand-built results, invalid actions, the read-only and time-limited sandbox (over a real HTTP
+server), the random policy, published BIRD/Spider data from a tiny fixture, and AgentGym's single-turn grading."""
 
 from __future__ import annotations
 
@@ -19,10 +20,9 @@ from agentenv_sqlgym.env import SqlGymEnv, SqlGymOptions, parse
 from agentenv_sqlgym.reward import normalize, reward, same_result
 from agentenv_sqlgym.sandbox import ReadOnlyDatabase
 
-from agentenv import registry
 from agentenv.client import EnvClient
-from agentenv.launcher import ServerProcess
-from agentenv.testing import play_in_process, serve_in_thread
+from agentenv.interop.agentgym_server import create_agentgym_app
+from agentenv.testing import check_environment, checks_for, play_in_process, serve_app_in_thread, serve_in_thread
 
 ENDLESS = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT COUNT(*) FROM n"
 ATTACKS = [
@@ -64,9 +64,20 @@ def fingerprints(shared) -> dict[str, tuple[str, dict[str, int]]]:
     return out
 
 
-# -- registry, metadata, splits -------------------------------------------------------------------------
-def test_registry_entry_point_and_metadata():
-    assert registry.load("sqlgym") is SqlGymEnv
+# -- the SDK's contract ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("part", checks_for(SqlGymEnv))
+def test_check_environment(part):
+    """The contract; the expert solves every 5th test task in two turns (a look at the rows, then the
+    submission) with a return of 1, a thought at every turn; tasks 0 and 57 are played over HTTP and through
+    AgentGym's routes (SqlGymEnvClient's flow: create -> a bare int, reset by item_id -> a pair, the
+    observation from GET /observation, the answer's reward from /step's "reward" and its text from "state")."""
+    report = check_environment(SqlGymEnv, checks=(part,), thoughts=True, served=(0, 57),
+                               splits={"test": range(0, 200, 5)})
+    assert all(episode.total == 1.0 and episode.turns == 2 for episode in report.episodes)
+
+
+# -- metadata, splits ------------------------------------------------------------------------------------
+def test_metadata():
     assert SqlGymEnv.action_format == "code" and SqlGymEnv.code_language == "sql"
     assert SqlGymEnv.success_threshold == 1.0 and SqlGymEnv.max_turns == 10
     assert "SUBMIT" in SqlGymEnv.instruction and "```sql" in SqlGymEnv.instruction
@@ -258,11 +269,8 @@ def test_attacks_over_http_change_nothing_and_do_not_block_other_sessions(shared
 
 
 # -- policies -----------------------------------------------------------------------------------------------------
-def test_expert_solves_a_sample_of_test_tasks_and_random_does_far_worse(env, shared):
-    sample = range(0, 200, 5)
-    expert = [play_in_process(env, i, "test", lambda e: e.expert_action()) for i in sample]
-    assert all(total == 1.0 for total, _ in expert)
-    assert all(len(steps) == 2 and steps[-1].success for _, steps in expert)
+def test_random_policy_does_far_worse_than_the_expert(env, shared):
+    sample = range(0, 200, 5)  # the expert solves all of them (test_check_environment)
     rng = random.Random(0)
     randoms = [play_in_process(env, i, "test", lambda e: e.random_action(rng))[0] for i in sample]
     assert sum(randoms) / len(randoms) <= 0.1
@@ -359,29 +367,17 @@ def test_spider_layout_loads(tmp_path):
 
 
 # -- AgentGym's routes -----------------------------------------------------------------------------------------
-def test_agentgym_routes_play_as_agentgyms_sqlgym_server(shared):
-    """``--compat agentgym``: AgentGym's SqlGymEnvClient flow (create -> a bare int, reset by item_id -> a
-    pair, the observation read from GET /observation, the query stripped of its fence as the answer,
-    the reward read from /step's "reward" and the observation from "state")."""
+def test_agentgym_routes_grade_single_turn_answers(shared):
+    """``--compat agentgym`` (single-turn): a wrong query ends the episode with reward 0, and a write (index 0:
+    the first train task) is refused as AgentGym's server would, in the observation under "state"."""
     import httpx
 
     train = len(shared.splits["train"])
-    with ServerProcess("sqlgym", extra_args=["--compat", "agentgym"]) as server:
-        http = httpx.Client(base_url=server.url, timeout=60)
-        assert http.get("/").json() == "ok"
+    with serve_app_in_thread(create_agentgym_app(SqlGymEnv)) as url, httpx.Client(base_url=url, timeout=60) as http:
         env_idx = http.post("/create").json()
-        assert isinstance(env_idx, int)
-        for task_id in (0, 57):
-            t = shared.splits["test"][task_id]
-            pair = http.post("/reset", json={"env_idx": env_idx, "item_id": train + task_id}).json()
-            assert pair[1] is None and f"Question: {t.question}" in pair[0] and pair[0].endswith(render.SINGLE_HINT)
-            assert http.get("/observation", params={"env_idx": env_idx}).json() == pair[0]
-            action = f"Thought: easy.\n\nAction: ```sql\n{t.sql}\n```".split("```sql")[-1].split("```")[0].strip()
-            got = http.post("/step", json={"env_idx": env_idx, "action": action}).json()
-            assert got["reward"] == 1.0 and got["done"] is True and "state" in got
         http.post("/reset", json={"env_idx": env_idx, "item_id": train})
         got = http.post("/step", json={"env_idx": env_idx, "action": "SELECT 1"}).json()
         assert got["reward"] == 0.0 and got["done"] is True
-        http.post("/reset", json={"env_idx": env_idx, "item_id": 0})  # index 0: the first train task
+        http.post("/reset", json={"env_idx": env_idx, "item_id": 0})
         got = http.post("/step", json={"env_idx": env_idx, "action": "DROP TABLE customers"}).json()
         assert got["done"] and got["reward"] == 0.0 and "only queries" in got["state"]

@@ -1,4 +1,5 @@
-"""Tests of the textcraft environment: recipes, splits, rules, reward, policies, and a real HTTP server."""
+"""Tests of the textcraft environment: the SDK's contract (check_environment: the expert on every test task,
+the protocol and AgentGym's routes over HTTP), recipes, splits, rules, reward, policies, a user's recipes."""
 
 import random
 from collections import Counter
@@ -7,7 +8,7 @@ import pytest
 
 from agentenv.client import EnvClient
 from agentenv.server import ServerConfig
-from agentenv.testing import expert_steps, play_in_process, serve_in_thread
+from agentenv.testing import check_environment, checks_for, play_in_process, serve_in_thread
 from agentenv_textcraft.env import TextCraftEnv, TextCraftOptions, default_tasks
 from agentenv_textcraft.planner import plan
 from agentenv_textcraft.recipes import RecipeBook, default_recipe_files, display, to_id
@@ -35,11 +36,18 @@ def run_episode(env, task_id, split, policy):
     return total, results[-1]
 
 
-# -- registry, metadata, recipes ----------------------------------------------------------------------
-def test_registry_and_metadata():
-    from agentenv import registry
+# -- the SDK's contract ------------------------------------------------------------------------------
+@pytest.mark.parametrize("part", checks_for(TextCraftEnv))
+def test_check_environment(part):
+    """The contract; the expert solves every test task with a return of 1 (rewards in [0, 1]), a thought at
+    every turn; tasks 3 and 99 are played over HTTP and through AgentGym's routes."""
+    report = check_environment(TextCraftEnv, checks=(part,), thoughts=True, served=(3, 99))
+    for episode in report.episodes:
+        assert all(0.0 <= r.reward <= 1.0 for r in episode.results) and episode.total == 1.0, episode.task_id
 
-    assert registry.load("textcraft") is TextCraftEnv
+
+# -- metadata, recipes ---------------------------------------------------------------------------------
+def test_metadata():
     assert TextCraftEnv.max_turns == 40 and TextCraftEnv.success_threshold == 1.0
     assert TextCraftEnv.action_format == "text"
     for word in ("get", "craft", "using", "inventory", "planks"):
@@ -120,12 +128,9 @@ def test_first_observation_lists_the_recipe_tree_and_the_goal(tasks):
     assert TaskSet(tasks.book).first_observation(goal) == obs  # seeded by the goal: same on every machine
 
 
-def test_out_of_range_tasks_raise():
-    env = TextCraftEnv()
-    with pytest.raises(IndexError):
-        env.reset(100, "test")
+def test_an_unknown_split_is_a_value_error():  # task ids out of range: test_check_environment
     with pytest.raises(ValueError):
-        env.reset(0, "valid")
+        TextCraftEnv().reset(0, "valid")
 
 
 # -- rules -------------------------------------------------------------------------------------------
@@ -217,13 +222,6 @@ def test_episode_reward_success_and_end():
 
 
 # -- policies -------------------------------------------------------------------------------------------
-def test_expert_solves_the_test_split():
-    env = TextCraftEnv()
-    for task_id in range(100):
-        total, last = run_episode(env, task_id, "test", lambda e: e.expert_action())
-        assert total == 1.0 and last.success, task_id
-
-
 def test_expert_batches_and_respects_output_counts(book):
     steps = plan(book, M + "chest", {}).steps
     assert [s.action for s in steps] == ["get 2 acacia logs", "craft 8 acacia planks using 2 acacia logs",
@@ -278,27 +276,12 @@ def test_random_policy_does_far_worse_than_the_expert():
     assert sum(wins) / len(wins) < 0.5
 
 
-# -- options and the HTTP server --------------------------------------------------------------------
+# -- options and a user's recipes ------------------------------------------------------------------
 def test_options_are_checked():
     with pytest.raises(ValueError):
         TextCraftOptions(recipes_folder="x")
     with pytest.raises(ValueError):
         TextCraftOptions(max_distractors=-1)
-
-
-def test_http_server_serves_tasks_policies_and_steps(tasks):
-    with serve_in_thread(TextCraftEnv) as url, EnvClient(url) as client:
-        info = client.info()
-        assert info["env"] == "textcraft" and info["splits"] == tasks.counts and info["max_turns"] == 40
-        assert info["instruction"] == TextCraftEnv.instruction
-        listed = dict(client.tasks("test", 0, 5))
-        created = client.create(task_id=3, split="test")
-        assert created.observation == listed[3] == tasks.first_observation(tasks.splits["test"][3].goal)
-        bad = client.step(created.env_id, "dance")
-        assert bad.info["valid"] is False and not bad.done
-        step = expert_steps(client, created.env_id)[-1]
-        assert step.reward == 1.0 and step.success
-        client.close(created.env_id)
 
 
 def test_http_server_with_a_recipes_dir(tmp_path):

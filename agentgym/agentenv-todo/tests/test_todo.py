@@ -1,16 +1,14 @@
-"""The todo tool environment: accounts, tools, state grading, the two policies, and both HTTP faces."""
+"""The todo tool environment: the SDK's contract (check_environment: the expert on every test task and a train
+sample, the protocol and AgentGym's routes over HTTP), accounts, tools, state grading, the random policy."""
 
 import random
 
-import httpx
 import pytest
 from agentenv_todo.env import TodoEnv, default_tasks
 from agentenv_todo.reward import answer_score, checks, reward
 from agentenv_todo.tasks import NUM_TASKS, TEST_KINDS, build
 
-from agentenv.client import EnvClient
-from agentenv.launcher import ServerProcess
-from agentenv.testing import expert_steps, play_in_process, serve_in_thread
+from agentenv.testing import check_environment, checks_for, play_in_process
 
 
 @pytest.fixture(scope="module")
@@ -24,16 +22,22 @@ def _ids(text):
     return [item["id"] for item in ast.literal_eval(text)]
 
 
-def test_registry_and_sizes():
-    from agentenv import registry
+@pytest.mark.parametrize("part", checks_for(TodoEnv))
+def test_check_environment(part):
+    """The contract; the expert solves every test task and every 7th train task with a return of 1, a thought
+    at every turn; tasks 11, 12 (delete the expired tasks) and 18 are played over HTTP, one session after
+    another, and through AgentGym's routes (TodoEnvClient's flow: create with {"id"}, reset with env_idx and
+    id returning a string, GET /observation)."""
+    report = check_environment(TodoEnv, checks=(part,), thoughts=True, served=(11, 12, 18),
+                               splits={"test": range(NUM_TASKS["test"]), "train": range(0, NUM_TASKS["train"], 7)})
+    assert all(episode.total == 1.0 for episode in report.episodes)
 
-    assert registry.load("todo") is TodoEnv
+
+def test_sizes():
     assert TodoEnv.num_tasks("test") == 20 == len(TEST_KINDS)
     assert TodoEnv.num_tasks("train") >= 200
     with pytest.raises(ValueError):
         TodoEnv.num_tasks("dev")
-    with pytest.raises(IndexError):
-        TodoEnv().reset(20, "test")
 
 
 def test_splits_are_deterministic_and_disjoint():
@@ -147,56 +151,9 @@ def test_bad_calls_are_invalid(env, action, says):
     assert not step.valid and not step.done and says in step.observation, step.observation
 
 
-def test_expert_solves_every_test_task(env):
-    for task_id in range(NUM_TASKS["test"]):
-        total, results = play_in_process(env, task_id, "test", lambda e: e.expert_action())
-        assert total == 1.0 and results[-1].success and all(r.valid for r in results), task_id
-
-
-def test_expert_solves_a_sample_of_train_tasks(env):
-    for task_id in range(0, NUM_TASKS["train"], 7):
-        total, _ = play_in_process(env, task_id, "train", lambda e: e.expert_action())
-        assert total == 1.0, task_id
-
-
 def test_random_policy_does_far_worse(env):
     rng = random.Random(0)
     wins = sum(play_in_process(env, i, "test", lambda e: e.random_action(rng))[1][-1].success for i in range(20))
     assert wins <= 2
     assert len(env.available_actions()) == len(TodoEnv.tools)
 
-
-def test_served_expert_with_thoughts():
-    with serve_in_thread(TodoEnv) as url, EnvClient(url) as client:
-        info = client.info()
-        assert info["env"] == "todo" and info["action_format"] == "tool" and info["splits"]["test"] == 20
-        for task_id in (11, 18):  # two operations in two sessions at once: their accounts stay apart
-            created = client.create(task_id, "test")
-            steps = expert_steps(client, created.env_id)
-            assert steps[-1].success and steps[-1].reward == 1.0
-            client.close(created.env_id)
-
-
-def test_agentgym_routes_play_as_agentgyms_todo_server(env):
-    """``--compat agentgym``: AgentGym's TodoEnvClient flow (create with {"id"}, reset with env_idx and id
-    returning a string, step returning observation/reward/done, GET /observation?env_idx=)."""
-    task_id = 12  # delete the expired tasks
-    env.reset(task_id, "test")
-    actions = []
-    while True:
-        actions.append(env.expert_action())
-        if env.step(actions[-1]).done:
-            break
-    with ServerProcess("todo", extra_args=["--compat", "agentgym"]) as server:
-        http = httpx.Client(base_url=server.url, timeout=60)
-        assert http.get("/").json() == "ok"
-        handle = http.post("/create", json={"id": 0}).json()
-        assert isinstance(handle, int)
-        first = http.post("/reset", json={"env_idx": handle, "id": task_id}).json()
-        assert isinstance(first, str) and env._task.question in first
-        assert http.get("/observation", params={"env_idx": handle}).json() == first
-        for action in actions:
-            got = http.post("/step", json={"env_idx": handle, "action": action}).json()
-            assert set(got) >= {"observation", "reward", "done"}
-        assert got["done"] and got["reward"] == 1.0
-        assert http.post("/step", json={"env_idx": 999, "action": actions[0]}).status_code >= 400

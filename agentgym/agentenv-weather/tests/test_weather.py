@@ -1,4 +1,5 @@
-"""Tests of the weather tool environment: archive, tools, tasks, reward, policies, HTTP and AgentGym's routes."""
+"""Tests of the weather tool environment: the SDK's contract (check_environment: the expert on every test task,
+the protocol and AgentGym's routes over HTTP), archive, tools, tasks, reward, policies, options."""
 
 from __future__ import annotations
 
@@ -14,12 +15,8 @@ from agentenv_weather.reward import score
 from agentenv_weather.rules import air_quality_level
 from agentenv_weather.tasks import TEMPLATES, TaskSet
 
-from agentenv import registry
 from agentenv.answers import Check
-from agentenv.client import EnvClient
-from agentenv.launcher import ServerProcess
-from agentenv.server import ServerConfig
-from agentenv.testing import expert_steps, play_in_process, serve_in_thread
+from agentenv.testing import check_environment, checks_for, play_in_process
 
 #: AgentGym's weather tools (Toolusage/toolusage/prompts/Raw/weather_raw.json), in its order
 UPSTREAM_TOOLS = {
@@ -49,13 +46,25 @@ def env() -> WeatherEnv:
     return WeatherEnv()
 
 
-def expert(e: WeatherEnv) -> str:
-    return e.expert_action()
+# -- the SDK's contract ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("part", checks_for(WeatherEnv))
+def test_check_environment(part):
+    """The contract, with a small train split (option train_size=40): the expert solves every test task with a
+    return of 1 in at least 4 calls, none answered with an error, a thought at every turn; tasks 2 and 5 are
+    played over HTTP and through AgentGym's routes (WeatherEnvClient's flow: /create {"id"} -> env_idx,
+    /reset {"env_idx", "id"} -> the first observation as a string, GET /observation)."""
+    report = check_environment(WeatherEnv, checks=(part,), options={"train_size": "40"}, thoughts=True,
+                               served=(2, 5))
+    for episode in report.episodes:
+        assert episode.total == 1.0 and episode.turns >= 4, episode.task_id
+        assert not any(r.observation.startswith("Error") for r in episode.results), episode.task_id
+    if report.info is not None:
+        assert report.info["splits"] == {"train": 40, "test": 20}
+        assert {t["name"] for t in report.info["tools"]} == set(UPSTREAM_TOOLS)
 
 
-# -- registry, metadata, tools ------------------------------------------------------------------------
-def test_registry_metadata_and_upstream_tools():
-    assert registry.load("weather") is WeatherEnv
+# -- metadata, tools ------------------------------------------------------------------------------------
+def test_metadata_and_upstream_tools():
     assert WeatherEnv.action_format == "tool" and WeatherEnv.success_threshold == 1.0
     assert WeatherEnv.num_tasks("test") == 20 and WeatherEnv.num_tasks("train") >= 200
     with pytest.raises(ValueError):
@@ -214,14 +223,6 @@ def test_finish_grades_and_ends_with_partial_credit(env):
 
 
 # -- policies ---------------------------------------------------------------------------------------------
-def test_expert_solves_the_test_split(env):
-    env.shared = default_tasks()
-    for task_id in range(WeatherEnv.num_tasks("test")):
-        total, results = play_in_process(env, task_id, "test", expert)
-        assert total == 1.0 and results[-1].success and all(r.valid for r in results), task_id
-        assert len(results) >= 4 and not any(r.observation.startswith("Error") for r in results)
-
-
 def test_expert_recovers_after_detours_and_thinks(env):
     env.reset(4, "test")
     rng = random.Random(0)
@@ -245,52 +246,10 @@ def test_random_policy_does_far_worse(env):
     assert wins <= 2
 
 
-# -- options, HTTP, AgentGym's routes ---------------------------------------------------------------------------
+# -- options ----------------------------------------------------------------------------------------------
 def test_options():
     shared = WeatherEnv.load_shared(WeatherOptions(seed=3, train_size=50))
     assert WeatherEnv.task_counts(shared) == {"train": 50, "test": 20}
     with pytest.raises(ValueError):
         WeatherOptions(colour="blue")
 
-
-def test_http_server_serves_tasks_policies_and_steps():
-    with serve_in_thread(WeatherEnv, ServerConfig(options={"train_size": "40"})) as url, EnvClient(url) as client:
-        info = client.info()
-        assert info["env"] == "weather" and info["splits"] == {"train": 40, "test": 20}
-        assert {t["name"] for t in info["tools"]} == set(UPSTREAM_TOOLS)
-        listed = dict(client.tasks("test", 0, 3))
-        created = client.create(task_id=2, split="test")
-        assert created.observation == listed[2]
-        bad = client.step(created.env_id, "get_elevation with Action Input: {}")
-        assert bad.info["valid"] is False and not bad.done
-        step = expert_steps(client, created.env_id)[-1]
-        assert step.reward == 1.0 and step.success
-        client.close(created.env_id)
-
-
-def test_agentgym_routes_play_as_agentgyms_weather_server():
-    """``--compat agentgym``: AgentGym's WeatherEnvClient flow (/create {"id"} -> env_idx, /reset {"env_idx",
-    "id"} -> the first observation as a string, /step -> observation/reward/done, GET /observation)."""
-    import httpx
-
-    train = WeatherEnv.num_tasks("train")
-    env = WeatherEnv()
-    env.reset(5, "test")
-    actions = []
-    while True:
-        actions.append(env.expert_action())
-        if env.step(actions[-1]).done:
-            break
-    with ServerProcess("weather", extra_args=["--compat", "agentgym"]) as server:
-        http = httpx.Client(base_url=server.url, timeout=60)
-        assert http.get("/").json() == "ok"
-        env_idx = http.post("/create", json={"id": train + 5}).json()
-        assert isinstance(env_idx, int)
-        first = http.post("/reset", json={"env_idx": env_idx, "id": train + 5}).json()
-        assert first == first_observation(default_tasks().task("test", 5))
-        assert http.get("/observation", params={"env_idx": env_idx}).json() == first
-        for action in actions:
-            got = http.post("/step", json={"env_idx": env_idx, "action": action}).json()
-            assert set(got) >= {"observation", "reward", "done"}
-        assert got["done"] and got["reward"] == 1.0
-        assert http.post("/step", json={"env_idx": env_idx, "action": actions[0]}).status_code >= 400

@@ -1,6 +1,7 @@
-"""Tests of the webshop environment: catalogue and splits, the site's rules, the reward on hand-built
-cases, the expert and random policies, a real HTTP server (flat memory over create/close cycles)
-and loading data in upstream WebShop's file format."""
+"""Tests of the webshop environment: the SDK's contract (check_environment: the expert on every test task,
+the protocol and AgentGym's routes over HTTP), catalogue and splits, the site's rules, the reward on
+hand-built cases, the random policy, a real HTTP server's flat memory over create/close cycles and loading
+data in upstream WebShop's file format."""
 
 from __future__ import annotations
 
@@ -12,10 +13,9 @@ import random
 import psutil
 import pytest
 
-from agentenv import registry
 from agentenv.client import EnvClient
 from agentenv.server import ServerConfig
-from agentenv.testing import play_in_process, serve_in_thread
+from agentenv.testing import check_environment, checks_for, play_in_process, serve_in_thread
 from agentenv_webshop import generate, reward, upstream
 from agentenv_webshop.browser import ITEM, RESULTS, SEARCH, SUB
 from agentenv_webshop.catalogue import NO_PRICE_BOUND, Goal, Product
@@ -40,9 +40,23 @@ def expert_episode(env: WebShopEnv, task_id: int, split: str = "test"):
     return play_in_process(env, task_id, split, lambda e: e.expert_action())
 
 
-# -- registry, metadata, catalogue, splits ----------------------------------------------------------
-def test_registry_entry_point_and_metadata():
-    assert registry.load("webshop") is WebShopEnv
+# -- the SDK's contract ------------------------------------------------------------------------------
+@pytest.mark.parametrize("part", checks_for(WebShopEnv))
+def test_check_environment(part):
+    """The contract; the expert solves every test task (a return and score of 1) within 10 turns, with a
+    thought at every turn: what it needs first, buying at the end; tasks 2 and 199 are played over HTTP and
+    through AgentGym's routes (an env_idx server: reset by session_id -> a pair, the observation under
+    "state")."""
+    report = check_environment(WebShopEnv, checks=(part,), thoughts=True, served=(2, 199))
+    for episode in report.episodes:
+        assert episode.total == 1.0 and episode.results[-1].score == 1.0 and episode.turns <= 10, episode.task_id
+        assert episode.thoughts[0].startswith("I need ") and "buy it" in episode.thoughts[-1], episode.task_id
+    if report.info is not None:
+        assert report.info["splits"] == {"train": 5800, "test": 200}
+
+
+# -- metadata, catalogue, splits ---------------------------------------------------------------------
+def test_metadata():
     assert WebShopEnv.name == "webshop" and WebShopEnv.success_threshold == 1.0
     assert "search[" in WebShopEnv.instruction and "click[" in WebShopEnv.instruction
     assert WebShopEnv.num_tasks("test") == 200 and WebShopEnv.num_tasks("train") >= 5000
@@ -111,10 +125,6 @@ def test_first_observation_holds_the_instruction_and_equals_initial_observation(
         assert obs == f"WebShop [SEP] Instruction: [SEP] {goal.instruction} [SEP] Search"
         assert obs == env.initial_observation(task_id, split) == env.observation()
         assert info["asin"] == goal.asin and info["price_upper"] == goal.price_upper
-    with pytest.raises(IndexError):
-        env.reset(200, "test")
-    with pytest.raises(IndexError):
-        env.reset(-1, "train")
 
 
 def test_rich_text_mode_marks_buttons_and_selections(cat):
@@ -276,23 +286,6 @@ def test_best_selection_picks_the_goals_values():
 
 
 # -- policies -----------------------------------------------------------------------------------------
-def test_expert_solves_the_test_split_with_thoughts(env):
-    wins, turns = 0, []
-    for task_id in range(200):
-        env.reset(task_id, "test")
-        thoughts = []
-        for _ in range(env.max_turns):
-            thoughts.append(env.expert_thought())
-            r = env.step(env.expert_action())
-            if r.done:
-                break
-        assert r.valid and all(thoughts)
-        wins += r.success
-        turns.append(len(thoughts))
-    assert wins == 200 and max(turns) <= 10
-    assert thoughts[0].startswith("I need ") and "buy it" in thoughts[-1]
-
-
 def test_expert_recovers_after_an_agent_wanders(env):
     rng = random.Random(3)
     for task_id in range(10):
@@ -324,24 +317,8 @@ def test_random_search_uses_instruction_words(env):
 
 
 # -- HTTP ---------------------------------------------------------------------------------------------
-def test_server_info_tasks_expert_episode_and_flat_memory():
+def test_server_memory_stays_flat_over_create_close_cycles():
     with serve_in_thread(WebShopEnv) as url, EnvClient(url) as client:
-        info = client.info()
-        assert info["splits"] == {"train": 5800, "test": 200} and info["success_threshold"] == 1.0
-        assert info["action_format"] == "text" and info["instruction"] == WebShopEnv.instruction
-        tasks = dict(client.tasks("test", offset=0, limit=3))
-        first = client.create(task_id=2, split="test")
-        assert first.observation == tasks[2]
-        while True:
-            step = client.step(first.env_id, client.policy_action(first.env_id, "expert"))
-            if step.done:
-                break
-        assert step.success and step.reward == 1.0 and step.score == 1.0
-        client.close(first.env_id)
-        bad = client.create(task_id=0, split="test")
-        assert not client.step(bad.env_id, "dance").valid
-        client.close(bad.env_id)
-
         proc = psutil.Process()
 
         def cycles(n: int) -> None:

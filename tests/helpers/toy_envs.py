@@ -63,7 +63,7 @@ class CloseCounterEnv(EchoEnv):
             CloseCounterEnv.closed += 1
 
 
-# -- environments for the runtime's features (tests/test_runtime.py) ---------------------------------------------
+# -- environments for the runtime's features (tests/core/test_runtime.py) ----------------------------------------------
 
 
 class MetaOptions(BaseModel):
@@ -250,7 +250,7 @@ class CappedEnv(EchoEnv):
     max_sessions = 2
 
 
-# -- a two-step choice for the learning test (tests/test_learning.py) ----------------------------------------------
+# -- a two-step choice for the learning test (tests/training/test_learning.py) -------------------------------------
 
 
 class ForkEnv(Environment):

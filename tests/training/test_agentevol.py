@@ -20,7 +20,8 @@ import torch
 from agentenv.launcher import env_servers
 from openmanus_rl import expert_data, sft, trajectories
 
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import REPO as ROOT
+
 ENV = dict(os.environ, TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1")
 ENV.pop("VERL_PLATFORM", None)
 ENV.pop("OPENMANUS_VERL_CPU", None)

@@ -13,7 +13,6 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import psutil
@@ -22,7 +21,8 @@ import pytest
 from agentenv.server import ServerConfig, bind_socket, create_app, run_event_loop
 from agentenv.testing import serve_in_thread
 
-from toy_envs import (
+from helpers import TESTS
+from helpers.toy_envs import (
     CappedEnv,
     CountingEnv,
     InitialObsEnv,
@@ -35,9 +35,6 @@ from toy_envs import (
     ThreadSpawnEnv,
     ToolMetaEnv,
 )
-
-TESTS = str(Path(__file__).parent)
-
 
 # -- helpers ------------------------------------------------------------------------------------------------------
 
@@ -356,13 +353,13 @@ async def test_children_survive_normal_operation(env_cls):
         assert _wait_gone(procs, 3) == []
 
 
-SERVE_SCRIPT = ("import sys; sys.path.insert(0, sys.argv[1]); import toy_envs; from agentenv.server import serve; "
-                "serve(getattr(toy_envs, sys.argv[2]), port=0)")
+SERVE_SCRIPT = ("import sys; sys.path.insert(0, sys.argv[1]); from helpers import toy_envs; "
+                "from agentenv.server import serve; serve(getattr(toy_envs, sys.argv[2]), port=0)")
 
 
 @pytest.mark.parametrize("env_name", ["SpawnEnv", "ThreadSpawnEnv"])
 def test_children_die_when_the_server_is_sigkilled(env_name):
-    server = subprocess.Popen([sys.executable, "-c", SERVE_SCRIPT, TESTS, env_name], stdout=subprocess.PIPE,
+    server = subprocess.Popen([sys.executable, "-c", SERVE_SCRIPT, str(TESTS), env_name], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     procs: list[psutil.Process] = []
     try:

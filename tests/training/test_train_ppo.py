@@ -13,14 +13,13 @@ from pathlib import Path
 
 import psutil
 import pytest
-from processes import left_running
 
 from agentenv.client import EnvClient
 from agentenv.launcher import ServerProcess
-from openmanus_rl import trajectories
 
-ROOT = Path(__file__).resolve().parents[1]
-SMALL = ["agent.max_turns=3", "max_train_tasks=32", "max_val_tasks=4", "agent.max_new_tokens=24"]
+from helpers import REPO as ROOT
+from helpers.processes import left_running
+from helpers.train_runs import SMALL, rollouts, step_metrics
 
 
 def train(out: Path, data: Path, *args: str, timeout: int = 900) -> str:
@@ -33,17 +32,9 @@ def train(out: Path, data: Path, *args: str, timeout: int = 900) -> str:
     return log
 
 
-def step_metrics(log: str) -> dict[int, str]:
-    return {int(m.group(1)): m.group(0) for m in re.finditer(r"step:(\d+) - .*", log)}
-
-
 def metric(line: str, key: str) -> float:
     """One value of a step's metrics line (verl prints some as ``np.float64(x)``)."""
     return float(re.search(rf"{re.escape(key)}:(?:np\.\w+\()?([-\w.+]+)", line).group(1))
-
-
-def rollouts(out: Path, name: str) -> list[dict]:
-    return list(trajectories.read(out / "rollouts" / name))
 
 
 @pytest.fixture(scope="module")

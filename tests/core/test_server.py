@@ -12,7 +12,7 @@ from agentenv.client import AsyncEnvClient, EnvClient
 from agentenv.server import ServerConfig
 from agentenv.testing import serve_in_thread
 
-from toy_envs import CloseCounterEnv, EchoEnv
+from helpers.toy_envs import CloseCounterEnv, EchoEnv
 
 
 @pytest.fixture

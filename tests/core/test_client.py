@@ -14,7 +14,7 @@ from agentenv.errors import EpisodeDone, ServerUnavailable, SessionLimit, Sessio
 from agentenv.server import ServerConfig
 from agentenv.testing import serve_in_thread
 
-from toy_envs import EchoEnv
+from helpers.toy_envs import EchoEnv
 
 
 def _free_port() -> int:

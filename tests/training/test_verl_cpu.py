@@ -16,7 +16,6 @@ import torch
 
 from openmanus_rl.tiny_model import build_tiny_model, count_parameters
 
-ROOT = Path(__file__).resolve().parents[1]
 ENV = dict(os.environ, TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1")
 ENV.pop("VERL_PLATFORM", None)
 ENV.pop("OPENMANUS_VERL_CPU", None)
@@ -386,7 +385,7 @@ def _check_step(metrics: dict):
 @cpu_only
 def test_main_ppo_gae_with_critic(tmp_path, tiny_model):
     """verl's own entry point with the plugin alone (no launcher, no environment servers). Resuming actor
-    and critic is tested through train_ppo.sh (tests/test_train_ppo.py)."""
+    and critic is tested through train_ppo.sh (tests/training/test_train_ppo.py)."""
     steps, _ = _run_main_ppo(tmp_path, "gae", tiny_model, {})
     assert sorted(steps) == [1, 2]
     for metrics in steps.values():

@@ -14,7 +14,7 @@ from agentenv.testing import serve_app_in_thread, serve_in_thread
 from openmanus_rl import prompts, trajectories
 from openmanus_rl.evaluate import main as eval_main
 
-from tool_envs import FINISH, TASK, LedgerEnv, multiline_reply
+from helpers.tool_envs import FINISH, TASK, LedgerEnv, multiline_reply
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +92,7 @@ def test_a_reply_cut_by_the_token_budget_counts_as_a_format_error(ledger_url, ch
 def test_verl_agent_loop_delivers_multiline_tool_input_whole(ledger_url, tmp_path):
     from agentenv.client import EnvClient, read_info
 
-    from test_agent_loop import ScriptedModel, build_tokenizer, play
+    from helpers.agent_loop import ScriptedModel, build_tokenizer, play
 
     with EnvClient(ledger_url) as c:
         info = read_info(c.info())

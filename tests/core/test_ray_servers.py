@@ -13,18 +13,17 @@ import signal
 import subprocess
 import time
 from collections import Counter
-from pathlib import Path
 
 import httpx
 import pytest
-from processes import left_running
-from test_train_ppo import SMALL, rollouts, step_metrics
 
 from agentenv import ray_servers
 from agentenv.client import EnvPool
 from agentenv.launcher import ServerError, env_servers, parse_server_specs
 
-REPO = Path(__file__).resolve().parents[1]
+from helpers import REPO
+from helpers.processes import left_running
+from helpers.train_runs import SMALL, rollouts, step_metrics
 
 
 def test_directory_urls_round_trip_and_bad_ones_are_one_line() -> None:

@@ -16,12 +16,9 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
-from processes import left_running
-from test_train_ppo import SMALL, rollouts, step_metrics
 
 from agentenv import ray_servers
 from agentenv.launcher import env_servers
@@ -29,7 +26,10 @@ from openmanus_rl import cluster as placement_of
 from openmanus_rl.agent_registration import CONFIG_VAR, SETTINGS_VAR, decode_settings, write_agent_loop_files
 from openmanus_rl.verl_cpu.presets import verl_overrides
 
-REPO = Path(__file__).resolve().parents[1]
+from helpers import REPO
+from helpers.processes import left_running
+from helpers.train_runs import SMALL, rollouts, step_metrics
+
 HEAD, NODE2 = "127.0.0.2", "127.0.0.3"
 SWITCHED = "the environment servers run on Ray instead (env_servers.backend=ray)"
 

@@ -30,9 +30,9 @@ from agentenv.client import EnvClient, read_info
 from agentenv.testing import serve_in_thread
 from openmanus_rl import prompts, trajectories
 
-from toy_envs import FlippedForkEnv, ForkEnv
+from helpers import REPO as ROOT
+from helpers.toy_envs import FlippedForkEnv, ForkEnv
 
-ROOT = Path(__file__).resolve().parents[1]
 REPLY = "Thought: I choose a door.\nAction: {door}"
 STEPS = 10
 
