@@ -27,11 +27,25 @@ PRESETS = ("cpu", "gpu", "cpu_sft", "gpu_sft")
 PPO_MODEL_PATH_KEYS = ("actor_rollout_ref.model.path", "critic.model.path")
 
 
+INSTALLED_CONFIGS = Path("share") / "openmanus_rl" / "configs"  # where setup.py's data_files put configs/
+
+
 def config_dir() -> Path:
+    """The configs directory: ``$OPENMANUS_CONFIG_DIR``, else the source checkout's ``configs/`` (an editable
+    install), else the copy a regular install put under ``<prefix>/share/openmanus_rl/configs``."""
+    import sys
+
     env = os.environ.get("OPENMANUS_CONFIG_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "configs"
+    checkout = Path(__file__).resolve().parents[2] / "configs"
+    if checkout.is_dir():
+        return checkout
+    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
+        if (Path(prefix) / INSTALLED_CONFIGS).is_dir():
+            return Path(prefix) / INSTALLED_CONFIGS
+    raise FileNotFoundError(f"no configs directory: not in a source checkout, none under {sys.prefix}/"
+                            f"{INSTALLED_CONFIGS}; set OPENMANUS_CONFIG_DIR")
 
 
 def default_preset() -> str:
