@@ -237,3 +237,13 @@ def test_a_reset_without_an_index_replays_the_task_and_list_envs(servers):
     assert client.id in client.http.get("/list_envs").json()
     assert client.http.post("/close", json={"id": client.id}).json() is True
     assert client.id not in client.http.get("/list_envs").json()
+
+
+def test_server_info_of_an_agentgym_server_is_the_adapters(servers):
+    """Launchers ask every environment's metadata (datasets, token budgets): an AgentGym server has no /info,
+    and the inbound adapter answers for it."""
+    from agentenv.launcher import server_info
+
+    (url,) = parse_server_specs([f"maze=agentgym+{servers[('maze', 'compat')]}"])["maze"]
+    info = server_info([url])
+    assert info.env == "maze" and info.max_turns > 0 and info.splits["test"] > 0

@@ -9,6 +9,7 @@ loopback port, and dies with its parent even if the parent is killed. Servers so
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -17,7 +18,7 @@ import httpx
 
 from agentenv import addresses, registry
 from agentenv.addresses import ServerError, parse_server_specs
-from agentenv.client import EnvClient, read_info
+from agentenv.client import EnvClient, EnvPool, read_info
 from agentenv.errors import AgentEnvError
 from agentenv.protocol import InfoResponse
 from agentenv.ray_servers import ray_env_servers
@@ -66,8 +67,15 @@ def check_servers(servers: Mapping[str, Sequence[str]], token: str | None = None
 
 
 def server_info(urls: Sequence[str], token: str | None = None, timeout: float = 30.0) -> InfoResponse:
-    """``/info`` of an environment's servers: of the first URL, or of a live replica of a directory."""
+    """The environment's metadata from its servers, whatever their kind: ``/info`` of the first URL, of a
+    live replica of a directory, or what the inbound adapter states for an AgentGym server."""
     url = urls[0]
+    if addresses.is_agentgym_url(url):  # AgentGym's servers have no /info; the adapter knows the environment
+        async def ask() -> InfoResponse:
+            async with EnvPool([url], token=token, timeout=timeout) as pool:
+                return await pool.info()
+
+        return asyncio.run(ask())
     if addresses.is_directory_url(url):
         live, token = addresses.lookup_sync(url)
         if not live:
