@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -18,8 +17,8 @@ import httpx
 import psutil
 import pytest
 
-from agentenv.server import ServerConfig, bind_socket, create_app, run_event_loop
-from agentenv.testing import serve_in_thread
+from agentenv.server import ServerConfig, create_app
+from agentenv.testing import serve_app_in_thread, serve_in_thread
 
 from helpers import TESTS
 from helpers.toy_envs import (
@@ -102,22 +101,8 @@ async def _closes_reach(env_cls, n: int, timeout: float) -> bool:
 @contextlib.contextmanager
 def _serve_without_lifespan(env_cls, config: ServerConfig | None = None) -> Iterator[str]:
     """Like serve_in_thread, but the ASGI lifespan never runs: the first requests start the service."""
-    import uvicorn
-
-    sock = bind_socket("127.0.0.1", 0)
-    server = uvicorn.Server(uvicorn.Config(create_app(env_cls, config), log_level="error", lifespan="off"))
-    thread = threading.Thread(target=lambda: run_event_loop(server.serve(sockets=[sock])), daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    with serve_app_in_thread(create_app(env_cls, config), lifespan="off") as url:
+        yield url
 
 
 # -- /info ----------------------------------------------------------------------------------------------------------

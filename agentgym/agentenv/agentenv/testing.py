@@ -27,13 +27,14 @@ def serve_in_thread(env_cls: type[Environment], config: ServerConfig | None = No
 
 
 @contextlib.contextmanager
-def serve_app_in_thread(app: Any, host: str = "127.0.0.1") -> Iterator[str]:
-    """Serve any ASGI app (an environment's, a stand-in model endpoint) on a free loopback port."""
+def serve_app_in_thread(app: Any, host: str = "127.0.0.1", lifespan: str = "auto") -> Iterator[str]:
+    """Serve any ASGI app (an environment's, a stand-in model endpoint) on a free loopback port
+    (``lifespan="off"``: the app's start-up and shut-down hooks never run)."""
     import uvicorn
 
     sock = bind_socket(host, 0)
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="error", access_log=False))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="error", access_log=False, lifespan=lifespan))
 
     thread = threading.Thread(target=lambda: run_event_loop(server.serve(sockets=[sock])), daemon=True)
     thread.start()
