@@ -106,13 +106,17 @@ def prepare_model(cfg: DictConfig, preset: dict[str, Any], train_files: Sequence
     return str(build_tiny_model(out / "model", corpus=corpus, **preset.get("tiny", {})))
 
 
+def experiment_layers(cfg: DictConfig, preset: dict[str, Any]) -> list[dict[str, Any]]:
+    """verl overrides the run's own files give, in order (later ones win): the experiment file, the model
+    preset, the algorithm."""
+    return [OmegaConf.to_container(cfg.verl), preset.get("verl", {}), OmegaConf.to_container(cfg.algos[cfg.algo])]
+
+
 def experiment_settings(cfg: DictConfig, preset: dict[str, Any]) -> dict[str, Any]:
-    """verl's settings as this run gives them (keys without hydra's ``+``): the machine preset, the experiment
-    file, the model preset, the algorithm and the command line, later ones winning."""
+    """verl's settings as this run gives them (keys without hydra's ``+``): the machine preset, the run's
+    layers (:func:`experiment_layers`) and the command line, later ones winning."""
     merged: dict[str, Any] = {}
-    layers = [load_preset(cfg.preset), OmegaConf.to_container(cfg.verl), preset.get("verl", {}),
-              OmegaConf.to_container(cfg.algos[cfg.algo]),
-              dict(_key_value(e) for e in cfg.verl_extra)]
+    layers = [load_preset(cfg.preset), *experiment_layers(cfg, preset), dict(_key_value(e) for e in cfg.verl_extra)]
     for layer in layers:
         merged.update({k.lstrip("+~"): v for k, v in layer.items()})
     return merged
@@ -127,12 +131,11 @@ def _key_value(setting: str) -> tuple[str, Any]:
 
 
 def verl_command(cfg: DictConfig, model_path: str, agent_yaml: Path, data: dict[str, dict[str, Path]],
-                 out: Path, preset: dict[str, Any], budgets: dict[str, Any] | None = None) -> list[str]:
+                 out: Path, preset: dict[str, Any], budget: dict[str, Any] | None = None) -> list[str]:
     overrides: dict[str, Any] = {}
-    overrides.update(OmegaConf.to_container(cfg.verl))
-    overrides.update(preset.get("verl", {}))
-    overrides.update(OmegaConf.to_container(cfg.algos[cfg.algo]))
-    overrides.update(budgets or {})
+    for layer in experiment_layers(cfg, preset):
+        overrides.update(layer)
+    overrides.update(budget or {})  # the token budgets the run measured (run_budgets)
     overrides.update({
         "data.train_files": [str(p["train"]) for p in data.values()],
         "data.val_files": [str(p["val"]) for p in data.values()],
@@ -236,8 +239,8 @@ def dry_run(cfg: DictConfig, envs: Sequence[str], preset: dict[str, Any], settin
             out: Path) -> int:
     """Print the verl command a run would start, without starting servers or building datasets: data paths
     are where the run writes them, servers are placeholders, ``auto`` budgets are estimated."""
-    data = {env: {**datasets.dataset_paths(Path(cfg.data_dir).resolve(), env)} for env in envs}
-    data = {env: {**p, "val": p["test"]} for env, p in data.items()}
+    data = {env: {**p, "val": p["test"]}
+            for env, p in ((e, datasets.dataset_paths(Path(cfg.data_dir).resolve(), e)) for e in envs)}
     infos = {}
     for env in envs:
         try:

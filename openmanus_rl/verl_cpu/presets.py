@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -33,8 +34,6 @@ INSTALLED_CONFIGS = Path("share") / "openmanus_rl" / "configs"  # where setup.py
 def config_dir() -> Path:
     """The configs directory: ``$OPENMANUS_CONFIG_DIR``, else the source checkout's ``configs/`` (an editable
     install), else the copy a regular install put under ``<prefix>/share/openmanus_rl/configs``."""
-    import sys
-
     env = os.environ.get("OPENMANUS_CONFIG_DIR")
     if env:
         return Path(env)
