@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/train_speed.py [--steps 12] [--turns 12] [--episodes 16] [--model DIR]
 
-(a) **SFT**: verl's SFT trainer as AgentEvol runs it (torchrun, configs/verl/cpu_sft.yaml, the
+(a) **SFT**: verl's SFT trainer as AgentEvol runs it (torchrun, configs/machine/cpu_sft.yaml, the
     batch size, length, ranks and threads of configs/agentevol.yaml: on CPU one single-threaded gloo
     rank per core) against a plain PyTorch loop in one process on the same model, the same rows
     tokenized by the same dataset class (same loss mask), batches of the same size padded to their

@@ -6,7 +6,7 @@
 AgentTraj items (``trajectories.read``: JSON lines or a JSON array, from any number of environments,
 mixed) become one parquet row each with a ``messages`` column (``trajectories.to_messages``, plus each
 turn's ``loss`` flag from ``trajectories.loss_mask``). ``torchrun -m verl.trainer.sft_trainer`` trains on
-it with the machine preset (``configs/verl/{cpu,gpu}_sft.yaml``). verl's ``MultiTurnSFTDataset`` puts the
+it with the machine preset (``configs/machine/{cpu,gpu}_sft.yaml``). verl's ``MultiTurnSFTDataset`` puts the
 loss on the assistant messages only (each message is tokenized alone with the chat template, the
 generation prompt ``<|im_start|>assistant\\n`` masked); ``openmanus_rl.sft_dataset`` also honours
 ``loss: false`` on single agent turns. The checkpoint keeps verl's layout plus the full weights
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from openmanus_rl import atomic, trajectories
-from openmanus_rl.verl_cpu.presets import verl_overrides
+from openmanus_rl.verl_args import verl_overrides
 
 TRACKER = "latest_checkpointed_iteration.txt"
 

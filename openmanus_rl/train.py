@@ -5,8 +5,8 @@
 
 It builds the datasets that are missing, starts the environment servers it needs (or
 uses ``--server``), writes the agent-loop config that tells verl's rollout workers where
-they are, runs ``python -m verl.trainer.main_ppo`` with the experiment (configs/ppo.yaml,
-configs/model/*.yaml) on top of the machine preset (configs/verl/{cpu,gpu}.yaml), prints
+they are, runs ``python -m verl.trainer.main_ppo`` with the experiment (configs/ppo.yaml composed by
+hydra with its machine, model and algo groups: :mod:`openmanus_rl.configs`), prints
 a per-environment summary of every step's episodes, and stops the servers on any exit.
 A re-run with the same output directory resumes from verl's last checkpoint. RL from behaviour
 cloning: ``--model`` a BC checkpoint (``openmanus_rl.model_presets``), ``--model_preset tiny-bc``.
@@ -25,20 +25,20 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs, server_info
-from openmanus_rl import budgets, capacity, cluster, datasets
-from openmanus_rl.agent_registration import CONFIG_VAR, write_agent_loop_files
+from openmanus_rl import budgets, capacity, cluster, configs, datasets
+from openmanus_rl.agent_registration import CONFIG_VAR, SETTINGS_VAR, write_agent_loop_files
 from openmanus_rl.horizon import TurnSchedule
 from openmanus_rl.launch import clear_errors, env_options, is_setting, launcher_parser, parse_launcher_args, run_verl
-from openmanus_rl.model_presets import model_preset, resolve_model_path, settings_preset
-from openmanus_rl.verl_cpu.presets import config_dir, default_preset, load_preset, verl_overrides
+from openmanus_rl.model_presets import model_overrides, resolve_model_path
+from openmanus_rl.verl_args import default_preset, format_value, render
 
-TOP_LEVEL_FLAGS = ("env_name", "algo", "model", "model_preset", "steps", "minutes", "output_dir", "preset",
-                   "replicas")
+SETTING_FLAGS = ("env_name", "steps", "minutes", "output_dir", "replicas")  # flags that set a key of the config
+GROUP_KEYS = ("model", "model_preset", "algo", "preset", "machine")  # key=value forms of the group flags
 
 
 def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
     p = launcher_parser("train_ppo.sh", __doc__, "ppo.yaml")
-    p.add_argument("--algo", choices=["grpo", "ppo"])
+    p.add_argument("--algo", help="a config of configs/algo/: grpo | ppo")
     p.add_argument("--model_preset", "--model-preset",
                    help="settings of configs/model/NAME.yaml for a --model given by path (e.g. tiny-bc)")
     p.add_argument("--steps", type=int)
@@ -51,49 +51,64 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
 
 
 def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
-    """configs/ppo.yaml, then the command-line flags; ``key=value`` arguments that name a key of
-    the experiment file set it, the others go to verl."""
-    cfg = OmegaConf.load(args.config or config_dir() / "ppo.yaml")
-    for flag in TOP_LEVEL_FLAGS:
-        value = getattr(args, flag)
-        if value is not None:
-            cfg[flag] = value
-    cfg.verl_extra = [e for e in extra if not is_setting(cfg, e.split("=", 1)[0].lstrip("+~"))]
-    for e in extra:
-        if e not in cfg.verl_extra:
-            key, value = e.split("=", 1)
-            OmegaConf.update(cfg, key.lstrip("+~"), yaml.safe_load(value) if value else value, merge=True)
-    if cfg.preset == "auto":
-        cfg.preset = default_preset()
+    """The experiment (configs/ppo.yaml, or --config) composed by hydra with the groups the flags choose
+    (machine, model, algo) and the flags and ``key=value`` settings on top; a ``key=value`` that names no key
+    of the experiment goes to verl as it is (``cfg.verl_extra``)."""
+    experiment = args.config or "ppo.yaml"
+    try:
+        base = configs.compose(experiment)
+    except configs.ConfigError as e:
+        raise SystemExit(f"train_ppo.sh: {e}") from None
+    given = {k: v for k, v in (e.split("=", 1) for e in extra) if k in GROUP_KEYS}
+    settings = [e for e in extra if e.split("=", 1)[0] not in GROUP_KEYS and is_setting(base, _bare(e))]
+    preset = args.preset or given.get("preset") or given.get("machine") or str(base.preset)
+    preset = default_preset() if preset == "auto" else preset
+    machines = [m for m in configs.options("machine") if not m.endswith("_sft")]
+    if preset not in machines:
+        raise SystemExit(f"train_ppo.sh: unknown --preset {preset!r}; choose from auto, {', '.join(machines)}")
+    algo = args.algo or given.get("algo")
+    if algo is not None and algo not in configs.options("algo"):
+        raise SystemExit(f"train_ppo.sh: unknown --algo {algo!r}; choose from {', '.join(configs.options('algo'))}")
+    model, lend = args.model or given.get("model"), args.model_preset or given.get("model_preset")
+    if lend and not model:
+        raise SystemExit("train_ppo.sh: --model_preset lends a preset's settings to a --model given by path")
+    try:
+        chosen = [f"machine={preset}", *([f"algo={algo}"] if algo else []),
+                  *(model_overrides(model, lend) if model else [])]
+    except ValueError as e:
+        raise SystemExit(f"train_ppo.sh: {e}") from None
+    flags = [f"++{f}={format_value(getattr(args, f))}" for f in SETTING_FLAGS if getattr(args, f) is not None]
+    try:
+        cfg = configs.compose(experiment, [*chosen, *flags, *(f"++{_bare(e)}={e.split('=', 1)[1]}" for e in settings)])
+    except configs.ConfigError as e:
+        raise SystemExit(f"train_ppo.sh: {e}") from None
+    OmegaConf.set_struct(cfg, False)
+    cfg.preset = preset
+    cfg.verl_extra = [e for e in extra if e.split("=", 1)[0] not in GROUP_KEYS and e not in settings]
     if cfg.output_dir is None:
         cfg.output_dir = f"outputs/{cfg.env_name.replace(',', '+')}-{cfg.algo}"
-    if cfg.algo not in cfg.algos:
-        raise SystemExit(f"train_ppo.sh: unknown --algo {cfg.algo!r}; choose from {', '.join(cfg.algos)}")
     return cfg
 
 
-def cli_agent(extra: Sequence[str]) -> DictConfig:
-    """``agent.*`` settings given on the command line (they win over the model preset's)."""
-    given = {e.split("=", 1)[0].removeprefix("agent."): yaml.safe_load(e.split("=", 1)[1])
-             for e in extra if e.startswith("agent.")}
-    return OmegaConf.create(given)
+def _bare(setting: str) -> str:
+    return setting.split("=", 1)[0].lstrip("+~")
 
 
 def training_model(cfg: DictConfig) -> dict[str, Any]:
-    """The preset of ``--model`` (weights and settings), with a ``--model_preset``'s settings for a
-    model given by path, whose path is resolved (a verl checkpoint directory: its latest weights)."""
-    preset = model_preset(str(cfg.model))
-    if cfg.get("model_preset"):
-        preset = {**settings_preset(str(cfg.model_preset)), "path": preset.get("path", str(cfg.model))}
-    if "path" in preset and preset.get("build") != "tiny":
-        preset["path"] = resolve_model_path(str(preset["path"]))
-    return preset
+    """The run's ``model:`` (what its preset names), a path resolved (a verl checkpoint directory: its latest
+    weights)."""
+    model = OmegaConf.to_container(cfg.get("model") or OmegaConf.create({}))
+    if model.get("build") != "tiny":
+        if not model.get("path"):
+            raise ValueError("the model preset names no weights (model.path); give --model")
+        model["path"] = resolve_model_path(str(model["path"]))
+    return model
 
 
-def prepare_model(cfg: DictConfig, preset: dict[str, Any], train_files: Sequence[Path], out: Path) -> str:
+def prepare_model(model: dict[str, Any], train_files: Sequence[Path], out: Path) -> str:
     """The model path verl loads: a built tiny model (corpus: the environments' own text) or a given one."""
-    if preset.get("build") != "tiny":
-        return str(preset["path"])
+    if model.get("build") != "tiny":
+        return str(model["path"])
     import pandas as pd
 
     from openmanus_rl import prompts
@@ -103,22 +118,14 @@ def prepare_model(cfg: DictConfig, preset: dict[str, Any], train_files: Sequence
     for f in train_files:
         frame = pd.read_parquet(f)
         corpus += [m["content"] for msgs in frame["prompt"].head(200) for m in msgs]
-    return str(build_tiny_model(out / "model", corpus=corpus, **preset.get("tiny", {})))
+    return str(build_tiny_model(out / "model", corpus=corpus, **model.get("tiny", {})))
 
 
-def experiment_layers(cfg: DictConfig, preset: dict[str, Any]) -> list[dict[str, Any]]:
-    """verl overrides the run's own files give, in order (later ones win): the experiment file, the model
-    preset, the algorithm."""
-    return [OmegaConf.to_container(cfg.verl), preset.get("verl", {}), OmegaConf.to_container(cfg.algos[cfg.algo])]
-
-
-def experiment_settings(cfg: DictConfig, preset: dict[str, Any]) -> dict[str, Any]:
-    """verl's settings as this run gives them (keys without hydra's ``+``): the machine preset, the run's
-    layers (:func:`experiment_layers`) and the command line, later ones winning."""
-    merged: dict[str, Any] = {}
-    layers = [load_preset(cfg.preset), *experiment_layers(cfg, preset), dict(_key_value(e) for e in cfg.verl_extra)]
-    for layer in layers:
-        merged.update({k.lstrip("+~"): v for k, v in layer.items()})
+def experiment_settings(cfg: DictConfig) -> dict[str, Any]:
+    """verl's settings as this run gives them (keys without hydra's ``+``): the composed ``verl:`` block (machine,
+    experiment, model, algorithm), then the command line's, later ones winning."""
+    merged = {k.lstrip("+~"): v for k, v in OmegaConf.to_container(cfg.verl).items()}
+    merged.update({k.lstrip("+~"): v for k, v in (_key_value(e) for e in cfg.verl_extra)})
     return merged
 
 
@@ -130,12 +137,15 @@ def _key_value(setting: str) -> tuple[str, Any]:
         return key, value
 
 
+def rendered(cfg: DictConfig, model_path: str | None = None, overrides: dict[str, Any] | None = None) -> list[str]:
+    """The run's verl settings as hydra overrides, the command line's last."""
+    block = OmegaConf.to_container(cfg.verl)
+    return [*render(block, model_path, overrides, gpu=str(cfg.preset).startswith("gpu")), *cfg.verl_extra]
+
+
 def verl_command(cfg: DictConfig, model_path: str, agent_yaml: Path, data: dict[str, dict[str, Path]],
-                 out: Path, preset: dict[str, Any], budget: dict[str, Any] | None = None) -> list[str]:
-    overrides: dict[str, Any] = {}
-    for layer in experiment_layers(cfg, preset):
-        overrides.update(layer)
-    overrides.update(budget or {})  # the token budgets the run measured (run_budgets)
+                 out: Path, budget: dict[str, Any] | None = None) -> list[str]:
+    overrides: dict[str, Any] = dict(budget or {})  # the token budgets the run measured (run_budgets)
     overrides.update({
         "data.train_files": [str(p["train"]) for p in data.values()],
         "data.val_files": [str(p["val"]) for p in data.values()],
@@ -147,8 +157,7 @@ def verl_command(cfg: DictConfig, model_path: str, agent_yaml: Path, data: dict[
         "trainer.experiment_name": out.name,
         "hydra.run.dir": str(out / "hydra"),  # not ./outputs/<date>/<time> of the caller's directory
     })
-    return [sys.executable, "-m", "verl.trainer.main_ppo",
-            *verl_overrides(cfg.preset, model_path=model_path, overrides=overrides), *cfg.verl_extra]
+    return [sys.executable, "-m", "verl.trainer.main_ppo", *rendered(cfg, model_path, overrides)]
 
 
 def validation_files(data: dict[str, dict[str, Path]], limit: int | None) -> dict[str, dict[str, Path]]:
@@ -169,20 +178,19 @@ def validation_files(data: dict[str, dict[str, Path]], limit: int | None) -> dic
 def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parse_args(argv)
     cfg = load_config(args, extra)
-    return clear_errors("train_ppo.sh", lambda: train(cfg, args, extra))
+    return clear_errors("train_ppo.sh", lambda: train(cfg, args))
 
 
-def train(cfg: DictConfig, args: argparse.Namespace, extra: Sequence[str]) -> int:
+def train(cfg: DictConfig, args: argparse.Namespace) -> int:
     given = parse_server_specs(args.server)
     envs = registry.parse_names(cfg.env_name, remote=given)
     out = Path(cfg.output_dir).resolve()
     try:
-        preset = training_model(cfg)
-        cfg.agent = OmegaConf.merge(cfg.agent, preset.get("agent", {}), cli_agent(extra))  # defaults < model < CLI
+        model = training_model(cfg)
         TurnSchedule.parse(OmegaConf.to_container(cfg.agent).get("max_turns"))
         if cfg.get("minutes") is not None and not float(cfg.minutes) > 0:
             raise ValueError(f"--minutes must be positive, got {cfg.minutes}")
-        settings = experiment_settings(cfg, preset)
+        settings = experiment_settings(cfg)
         local = [e for e in envs if e not in given]
         replicas, notes = capacity.choose_replicas(
             cfg.replicas, capacity.needs(local, capacity.concurrent_episodes(settings, cfg.max_val_tasks)))
@@ -192,15 +200,15 @@ def train(cfg: DictConfig, args: argparse.Namespace, extra: Sequence[str]) -> in
     for note in notes:
         print(f"train_ppo: {note}", flush=True)
     if args.dry_run:
-        return dry_run(cfg, envs, preset, settings, out)
+        return dry_run(cfg, envs, model, settings, out)
 
     out.mkdir(parents=True, exist_ok=True)
-    placement = cluster.server_placement(cfg, replicas * len(local), [*verl_overrides(cfg.preset), *cfg.verl_extra])
+    placement = cluster.server_placement(cfg, replicas * len(local), rendered(cfg))
     with env_servers(envs, replicas, given=given, options=env_options(cfg), **placement) as urls:
         data = datasets.build(envs, Path(cfg.data_dir).resolve(), urls, max_train=cfg.max_train_tasks,
                               reward_style=cfg.reward_style)
         data = validation_files(data, cfg.max_val_tasks)
-        model_path = prepare_model(cfg, preset, [p["train"] for p in data.values()], out)
+        model_path = prepare_model(model, [p["train"] for p in data.values()], out)
         infos = {env: server_info(urls[env]) for env in envs}
         files = [f for p in data.values() for f in (p["train"], p["val"])]
         try:
@@ -212,8 +220,7 @@ def train(cfg: DictConfig, args: argparse.Namespace, extra: Sequence[str]) -> in
         agent_yaml, agent_settings = write_agent_loop_files(
             out, {"env_servers": urls, "rollout_dir": str(out / "rollouts"), **OmegaConf.to_container(cfg.agent)})
         worker_env = {CONFIG_VAR: str(agent_settings)}
-        cmd = cluster.join_cluster(verl_command(cfg, model_path, agent_yaml, data, out, preset, budget), placement,
-                                   worker_env)
+        cmd = cluster.join_cluster(verl_command(cfg, model_path, agent_yaml, data, out, budget), placement, worker_env)
         (out / "verl_command.txt").write_text(" ".join(cmd) + "\n")
         print(f"train_ppo: {', '.join(envs)} | {cfg.algo} | model {model_path} | preset {cfg.preset} | "
               f"servers {dict(urls)} | output {out}", flush=True)
@@ -235,7 +242,7 @@ def run_budgets(cfg: DictConfig, settings: dict[str, Any], infos: dict[str, Any]
     return changed
 
 
-def dry_run(cfg: DictConfig, envs: Sequence[str], preset: dict[str, Any], settings: dict[str, Any],
+def dry_run(cfg: DictConfig, envs: Sequence[str], model: dict[str, Any], settings: dict[str, Any],
             out: Path) -> int:
     """Print the verl command a run would start, without starting servers or building datasets: data paths
     are where the run writes them, servers are placeholders, ``auto`` budgets are estimated."""
@@ -247,11 +254,13 @@ def dry_run(cfg: DictConfig, envs: Sequence[str], preset: dict[str, Any], settin
             infos[env] = registry.load(env)  # the class declares max_turns; remote environments are not asked
         except registry.UnknownEnvironment:
             pass
-    model_path = str(out / "model") if preset.get("build") == "tiny" else str(preset["path"])  # prepare_model's
+    model_path = str(out / "model") if model.get("build") == "tiny" else str(model["path"])  # prepare_model's
     budget = run_budgets(cfg, settings, infos, None, None)  # no hub look-up: the context is read at run time
     placement = {"backend": str((cfg.get("env_servers") or {}).get("backend") or "local")}
-    cmd = cluster.join_cluster(verl_command(cfg, model_path, out / "agent_loop.yaml", data, out, preset, budget),
-                               placement, {CONFIG_VAR: str(out / "agent_settings.yaml")})
+    # on Ray the settings travel in the job's runtime environment; the file is not written yet: a placeholder
+    worker_env = {CONFIG_VAR: str(out / "agent_settings.yaml"), SETTINGS_VAR: "<the run's agent settings>"}
+    cmd = cluster.join_cluster(verl_command(cfg, model_path, out / "agent_loop.yaml", data, out, budget), placement,
+                               worker_env)
     print(" ".join(cmd))
     return 0
 

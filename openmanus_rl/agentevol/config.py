@@ -1,4 +1,4 @@
-"""Its configuration: configs/agentevol.yaml, the model preset's ``agentevol:`` block, the command line."""
+"""Its configuration: configs/agentevol.yaml, the model preset's ``model.agentevol:`` block, the command line."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from collections.abc import Sequence
 import yaml
 from omegaconf import DictConfig, OmegaConf
 
+from openmanus_rl import configs
 from openmanus_rl.launch import is_setting, launcher_parser, parse_launcher_args
 from openmanus_rl.model_presets import model_preset
-from openmanus_rl.verl_cpu.presets import config_dir, default_preset
+from openmanus_rl.verl_args import default_preset
 
 DESCRIPTION = "train_agentevol.sh: behaviour cloning, then AgentEvol (AgentGym paper, sec. 4) on verl's SFT trainer."
 TOP_LEVEL_FLAGS = ("env_name", "iterations", "model", "output_dir", "preset")
@@ -23,7 +24,11 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
 
 
 def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
-    cfg = OmegaConf.load(args.config or config_dir() / "agentevol.yaml")
+    try:
+        cfg = configs.compose(args.config or "agentevol.yaml")
+    except configs.ConfigError as e:
+        raise SystemExit(f"train_agentevol.sh: {e}") from None
+    OmegaConf.set_struct(cfg, False)
     for flag in TOP_LEVEL_FLAGS:
         value = getattr(args, flag)
         if value is not None:

@@ -17,7 +17,7 @@ from openmanus_rl.agent_registration import AGENT_NAME, CONFIG_VAR, write_agent_
 from openmanus_rl.launch import run_verl
 from openmanus_rl.model_presets import model_preset
 from openmanus_rl.policies import GenerationSettings, PolicySpec
-from openmanus_rl.verl_cpu.presets import verl_overrides
+from openmanus_rl.verl_args import verl_overrides
 
 
 def explore(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: DictConfig, directory: Path,

@@ -18,7 +18,7 @@ from openmanus_rl.agentevol.steps import substep, write_json
 from openmanus_rl.launch import clear_errors, env_options
 from openmanus_rl.model_presets import model_preset
 from openmanus_rl.policies import GenerationSettings, PolicySpec
-from openmanus_rl.verl_cpu.presets import verl_overrides
+from openmanus_rl.verl_args import verl_overrides
 
 EVAL_KEYS = ("episodes", "success_rate", "avg_reward", "avg_turns", "invalid_rate", "format_error_rate")
 

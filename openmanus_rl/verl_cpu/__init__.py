@@ -13,10 +13,11 @@ Loaded automatically by ``import verl`` (entry point group ``verl.plugins``, see
 
 On a machine with CUDA nothing changes besides one more (unused) platform and rollout name.
 
-Launchers use :func:`verl_overrides` (``presets.py``) to get the hydra overrides of a preset.
+Launchers render machine presets with :func:`openmanus_rl.verl_args.verl_overrides` (re-exported here).
 """
 
-from .presets import config_dir, default_preset, load_preset, verl_overrides
+from openmanus_rl.configs import config_dir
+from openmanus_rl.verl_args import default_preset, load_preset, verl_overrides
 
 ROLLOUT_NAME = "hf"  # actor_rollout_ref.rollout.name of the transformers rollout (:mod:`.rollout`)
 

@@ -88,11 +88,11 @@ def _setup() -> None:
             torch.set_num_threads(int(threads))
             _status["threads"] = int(threads)
     else:
-        from .presets import flash_attention_installed
+        from openmanus_rl.verl_args import flash_attention_installed
 
         if not flash_attention_installed():
             # verl's value-model loader hard-codes flash_attention_2 (verl/utils/model.py:649): without
-            # flash-attn the critic loads with its configured attention (sdpa, configs/verl/gpu.yaml)
+            # flash-attn the critic loads with its configured attention (sdpa, configs/machine/gpu.yaml)
             from .patches import apply_critic_attention
 
             apply_critic_attention()

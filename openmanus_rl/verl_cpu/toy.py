@@ -153,8 +153,7 @@ def main_ppo_command(work_dir: str | os.PathLike, algorithm: str = "grpo", prese
     import sys
 
     from openmanus_rl.tiny_model import build_tiny_model
-
-    from .presets import verl_overrides
+    from openmanus_rl.verl_args import verl_overrides
 
     work = Path(work_dir)
     model = build_tiny_model(model_dir or work / "model")
