@@ -10,7 +10,7 @@ CONFIGS = [(str(Path("share/openmanus_rl") / d.relative_to(".")), [str(f) for f 
            for d in [Path("configs"), *sorted(p for p in Path("configs").iterdir() if p.is_dir())]]
 
 setup(
-    name="openmanus-rl",
+    name="agentenv-rl",  # the project's name; its import name stays openmanus_rl
     version="0.1.0",
     packages=find_packages(include=["openmanus_rl", "openmanus_rl.*"]),
     data_files=CONFIGS,
@@ -21,6 +21,8 @@ setup(
     entry_points={
         "verl.plugins": ["openmanus_verl_cpu = openmanus_rl.verl_cpu.plugin"],
         "vllm.general_plugins": ["openmanus_vllm_cpu = openmanus_rl.verl_cpu.vllm_cpu:register"],
-        "console_scripts": ["openmanus-eval = openmanus_rl.evaluate:main"],
+        # agentenv-eval: AgentEval for this project; openmanus-eval, its earlier name, stays for a release
+        "console_scripts": ["agentenv-eval = openmanus_rl.evaluate:main",
+                            "openmanus-eval = openmanus_rl.evaluate:main"],
     },
 )

@@ -2,7 +2,7 @@
 
 The table follows the AgentGym paper's layout: one row per policy, one column per environment,
 success rate in percent, and an average column (the unweighted mean over the row's environments).
-``openmanus-eval merge a.json b.json --plot out.png`` puts several result files in one table and
+``agentenv-eval merge a.json b.json --plot out.png`` puts several result files in one table and
 one chart; rows with the same label (e.g. one policy evaluated env by env) are joined.
 """
 
@@ -19,13 +19,13 @@ FORMAT = "agenteval/1"
 
 
 def load_result(path: str | Path) -> dict[str, Any]:
-    """A result file written by ``openmanus-eval`` (checked enough to give a clear error)."""
+    """A result file written by ``agentenv-eval`` (checked enough to give a clear error)."""
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError) as e:
         raise ValueError(f"cannot read result file {path}: {e}") from e
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("envs"), dict):
-        raise ValueError(f"{path} is not an openmanus-eval result file (format {FORMAT})")
+        raise ValueError(f"{path} is not an agentenv-eval result file (format {FORMAT})")
     return data
 
 
@@ -39,7 +39,7 @@ def rows_of(results: Sequence[dict[str, Any]]) -> tuple[list[str], dict[str, dic
             if env not in columns:
                 columns.append(env)
             if env in row:
-                print(f"openmanus-eval: {result['label']} has {env} twice; keeping the later result", file=sys.stderr)
+                print(f"agentenv-eval: {result['label']} has {env} twice; keeping the later result", file=sys.stderr)
             row[env] = float(summary["success_rate"])
     return columns, rows
 
@@ -98,14 +98,14 @@ def plot(results: Sequence[dict[str, Any]], path: str | Path) -> Path:
 
 
 def merge_main(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="openmanus-eval merge", description="one table (and chart) from result files")
-    p.add_argument("files", nargs="+", help="result files written by openmanus-eval --output")
+    p = argparse.ArgumentParser(prog="agentenv-eval merge", description="one table (and chart) from result files")
+    p.add_argument("files", nargs="+", help="result files written by agentenv-eval --output")
     p.add_argument("--plot", default=None, help="write a bar chart (PNG, SVG, PDF by extension)")
     args = p.parse_args(argv)
     try:
         results = [load_result(f) for f in args.files]
     except ValueError as e:
-        print(f"openmanus-eval: {e}", file=sys.stderr)
+        print(f"agentenv-eval: {e}", file=sys.stderr)
         return 2
     print(results_table(results))
     if args.plot:

@@ -1,9 +1,9 @@
 """AgentEval: score a policy on every environment's test split with one command.
 
-    openmanus-eval --env maze,wordle,babyai --policy expert --output expert.json
-    openmanus-eval --env all --policy hf:/ckpt/merged --limit 50 --concurrency 16
-    openmanus-eval --env maze --policy openai:http://127.0.0.1:8000/v1 --server maze=http://10.0.0.5:8000
-    openmanus-eval merge expert.json hf.json --plot results.png
+    agentenv-eval --env maze,wordle,babyai --policy expert --output expert.json
+    agentenv-eval --env all --policy hf:/ckpt/merged --limit 50 --concurrency 16
+    agentenv-eval --env maze --policy openai:http://127.0.0.1:8000/v1 --server maze=http://10.0.0.5:8000
+    agentenv-eval merge expert.json hf.json --plot results.png
 
 Fair and repeatable: every policy plays the same tasks (task ids ``0..N-1`` of the split), with the
 same seeds, through the same protocol; LLM policies see the training prompts (``prompts.py``) and
@@ -261,9 +261,9 @@ def default_output(label: str, split: str) -> Path:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="openmanus-eval",
+        prog="agentenv-eval",
         description="Score a policy on environments' test splits (AgentEval). "
-                    "`openmanus-eval merge FILE... [--plot PNG]` tabulates several result files.")
+                    "`agentenv-eval merge FILE... [--plot PNG]` tabulates several result files.")
     p.add_argument("--env", default=None, help="NAME[,NAME...] or all (default: the --server names)")
     p.add_argument("--policy", required=True,
                    help="expert | random | hf:PATH | openai:BASE_URL[:MODEL] | verl:CKPT")
@@ -328,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise EvalError(f"--output {output} is a directory")
         result = run(cfg, output)
     except EvalError as e:
-        print(f"openmanus-eval: {e}", file=sys.stderr)
+        print(f"agentenv-eval: {e}", file=sys.stderr)
         return e.code
     print(results_table([result]))
     print(f"results written to {output}", file=sys.stderr)

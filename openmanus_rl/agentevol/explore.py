@@ -66,7 +66,7 @@ def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cf
         "trainer.total_training_steps": 1,
         "trainer.save_freq": -1,
         "trainer.default_local_dir": str(work / "checkpoints"),
-        "trainer.project_name": "openmanus_rl",
+        "trainer.project_name": "agentenv_rl",
         "trainer.experiment_name": f"agentevol-{directory.name}-explore",
         "trainer.logger": ["console"],
         "algorithm.adv_estimator": "grpo",

@@ -1,4 +1,4 @@
-"""AgentEval (`openmanus-eval`) as a user runs it, against real servers on loopback.
+"""AgentEval (`agentenv-eval`) as a user runs it, against real servers on loopback.
 
 No mocks: environment servers are the real ones (started by the evaluator, by agentenv's launcher, or
 in a thread); the OpenAI-compatible endpoint is a small FastAPI app served on 127.0.0.1 that plays the
@@ -42,7 +42,7 @@ FULL = {"maze": 100, "wordle": 25, "babyai": 90}
 def cli(*args: str, env: dict[str, str] | None = None, unset: tuple[str, ...] = (),
         timeout: float = 600) -> subprocess.CompletedProcess:
     """The console script as installed (``pip install -e .``), else the module."""
-    script = Path(sys.executable).with_name("openmanus-eval")
+    script = Path(sys.executable).with_name("agentenv-eval")
     cmd = [str(script)] if script.exists() else [sys.executable, "-m", "openmanus_rl.evaluate"]
     environ = {k: v for k, v in os.environ.items() if k not in unset}
     return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=timeout,
@@ -578,7 +578,7 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(args, message, tmp_path):
     out = tmp_path / "sub" / "result.json"
     proc = cli(*args, "--output", str(out), "--quiet", timeout=120)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    assert message in proc.stderr and proc.stderr.startswith("openmanus-eval: ")
+    assert message in proc.stderr and proc.stderr.startswith("agentenv-eval: ")
     assert "Traceback" not in proc.stderr and proc.stdout == ""
     assert not out.parent.exists()
 
@@ -594,7 +594,7 @@ def test_merge_refuses_files_that_are_not_results(tmp_path):
     bogus = tmp_path / "bogus.json"
     bogus.write_text('{"hello": 1}')
     proc = cli("merge", str(bogus))
-    assert proc.returncode == 2 and "not an openmanus-eval result file" in proc.stderr
+    assert proc.returncode == 2 and "not an agentenv-eval result file" in proc.stderr
 
 
 def test_policy_specs():
@@ -617,7 +617,7 @@ def test_options_reach_the_servers_it_starts(capsys):
     """``--option NAME.KEY=VALUE`` is handed to the environment's server, which refuses a key it does not take."""
     assert eval_main(["--env", "maze", "--policy", "expert", "--option", "maze.nope=1", "--quiet"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["openmanus-eval: could not start the maze server: agentenv: bad option for maze: nope: "
+    assert err == ["agentenv-eval: could not start the maze server: agentenv: bad option for maze: nope: "
                    "Extra inputs are not permitted (options it takes: progress_reward)"]
     assert eval_main(["--env", "maze", "--policy", "expert", "--option", "nope=1"]) == 2
     assert "--option takes NAME.KEY=VALUE" in capsys.readouterr().err

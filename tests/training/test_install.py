@@ -20,7 +20,7 @@ def test_a_wheel_install_ships_the_configs(tmp_path):
     site = next((tmp_path / "venv" / "lib").glob("python3*/site-packages"))
     deps = next(p for p in sys.path if p.endswith("site-packages") and Path(p, "omegaconf").is_dir())
     (site / "dependencies.pth").write_text(deps + "\n")
-    wheel = next((tmp_path / "wheels").glob("openmanus_rl-*.whl"))
+    wheel = next((tmp_path / "wheels").glob("agentenv_rl-*.whl"))
     subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "-q", str(wheel)],
                    check=True, cwd=tmp_path)
     probe = ("import openmanus_rl, sys; from openmanus_rl.model_presets import preset_names;"

@@ -1,5 +1,5 @@
 """Tool calls end to end: an LLM's multi-line ``Action Input`` reaches the tool whole, through
-``openmanus-eval --policy openai:...`` (a local OpenAI-compatible server, standing in for a hosted
+``agentenv-eval --policy openai:...`` (a local OpenAI-compatible server, standing in for a hosted
 model) and through the verl agent loop (a scripted model, as in test_agent_loop). The environment
 server, the evaluator, the prompts and the parser are the real ones."""
 

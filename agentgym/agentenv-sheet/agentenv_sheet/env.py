@@ -105,7 +105,7 @@ class SheetEnv(ToolEnvironment):
 
     @classmethod
     def task_counts(cls, shared: Any = None) -> dict[str, int]:
-        return shared.counts() if isinstance(shared, TaskSet) else super().task_counts(shared)
+        return dict(shared.counts) if isinstance(shared, TaskSet) else super().task_counts(shared)
 
     def _tasks(self) -> TaskSet:
         return self.shared if isinstance(self.shared, TaskSet) else default_tasks()

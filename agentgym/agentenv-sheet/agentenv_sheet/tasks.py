@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentenv import tasksets
 from agentenv.gold import GoldCall
 from agentenv_sheet.a1 import col_letters, to_a1
 from agentenv_sheet.formula import Value
@@ -552,16 +553,16 @@ def build_task(split: str, task_id: int) -> Task:
                 tuple(str(r[0]) for r in table.rows))
 
 
-@dataclass
-class TaskSet:
-    """Every task of every split, built once per server (``load_shared``) and shared read-only."""
+class TaskSet(tasksets.TaskSet[Task]):
+    """Every task of every split, built once per server (``load_shared``) and shared read-only; the core's task
+    set looks tasks up and checks ids."""
 
-    splits: dict[str, list[Task]]
+    def __init__(self, splits: dict[str, list[Task]]) -> None:
+        self.splits = splits
+        super().__init__({split: len(tasks) for split, tasks in splits.items()},
+                         lambda split, task_id: self.splits[split][task_id])
 
     @classmethod
     def build(cls, train: int = TRAIN_SIZE, test: int = TEST_SIZE) -> TaskSet:
         return cls({"train": [build_task("train", i) for i in range(train)],
                     "test": [build_task("test", i) for i in range(test)]})
-
-    def counts(self) -> dict[str, int]:
-        return {split: len(tasks) for split, tasks in self.splits.items()}

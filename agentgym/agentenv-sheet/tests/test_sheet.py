@@ -75,7 +75,7 @@ def test_metadata_and_tools():
 
 
 def test_splits_are_deterministic_and_cover_every_kind(tasks):
-    assert tasks.counts() == {"train": TRAIN_SIZE, "test": TEST_SIZE} == SheetEnv.task_counts(tasks)
+    assert tasks.counts == {"train": TRAIN_SIZE, "test": TEST_SIZE} == SheetEnv.task_counts(tasks)
     for split, i in [("test", 0), ("test", 13), ("train", 77)]:
         again = build_task(split, i)
         mine = tasks.splits[split][i]

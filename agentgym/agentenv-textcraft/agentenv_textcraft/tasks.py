@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from functools import cached_property
 
+from agentenv import tasksets
 from agentenv_textcraft.recipes import Recipe, RecipeBook, display
 
 MIN_DEPTH, MAX_DEPTH = 1, 4
@@ -70,27 +70,17 @@ def build_splits(book: RecipeBook, test_size: int = TEST_SIZE) -> dict[str, tupl
     return {"train": tuple(train), "test": tuple(test)}
 
 
-class TaskSet:
-    """The recipe book, the splits and every goal's command list: what a server shares."""
+class TaskSet(tasksets.TaskSet[Task]):
+    """The recipe book, the splits and every goal's command list: what a server shares. The splits are built
+    whole (their depths are balanced across them); the core's task set looks tasks up and checks ids."""
 
     def __init__(self, book: RecipeBook, max_distractors: int = MAX_DISTRACTORS, test_size: int = TEST_SIZE) -> None:
         self.book = book
         self.max_distractors = max_distractors
         self.splits = build_splits(book, test_size)
         self._listings: dict[str, tuple[Recipe, ...]] = {}
-
-    @cached_property
-    def counts(self) -> dict[str, int]:
-        return {split: len(tasks) for split, tasks in self.splits.items()}
-
-    def task(self, split: str, task_id: int) -> Task:
-        """The task; ValueError for an unknown split, IndexError for an id out of range."""
-        if split not in self.splits:
-            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
-        tasks = self.splits[split]
-        if not 0 <= task_id < len(tasks):
-            raise IndexError(f"task_id {task_id} out of range for split {split!r} (0..{len(tasks) - 1})")
-        return tasks[task_id]
+        super().__init__({split: len(tasks) for split, tasks in self.splits.items()},
+                         lambda split, task_id: self.splits[split][task_id])
 
     def listing(self, goal: str) -> tuple[Recipe, ...]:
         """The recipes the goal's first observation lists, in their shown order.

@@ -59,7 +59,7 @@ def _directory(namespace: str, name: str) -> Any:
     """The directory actor (:class:`agentenv.ray_servers.ServerDirectory`) of a run."""
     import ray
 
-    if not ray.is_initialized():  # a client outside the run's job (e.g. openmanus-eval): join the cluster
+    if not ray.is_initialized():  # a client outside the run's job (e.g. agentenv-eval): join the cluster
         ray.init(address=os.environ.get("RAY_ADDRESS", "auto"), log_to_driver=False, logging_level="WARNING")
     key = (namespace, name)
     if key not in _DIRECTORIES:

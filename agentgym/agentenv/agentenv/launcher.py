@@ -1,7 +1,7 @@
 """The one way to start, health-check and stop environment servers.
 
 Used by ``agentenv play``, ``train_ppo.sh``, ``train_agentevol.sh``, the dataset builder and
-``openmanus-eval``: each server is its own ``agentenv serve`` process
+``agentenv-eval``: each server is its own ``agentenv serve`` process
 (:class:`~agentenv.server_process.ServerProcess`; environments never share one), bound to a free
 loopback port, and dies with its parent even if the parent is killed. Servers someone else started
 (another machine, a cluster) are given as ``NAME=URL`` (read by :mod:`agentenv.addresses`).

@@ -1,7 +1,7 @@
 """The one episode driver.
 
 Every caller that plays whole episodes goes through :func:`run_episode`: ``agentenv play``,
-AgentEval (``openmanus-eval``), expert trajectories and the verl agent loop of training. A
+AgentEval (``agentenv-eval``), expert trajectories and the verl agent loop of training. A
 :class:`~agentenv.episodes.Policy` decides each turn (a scripted policy asks the server; an LLM
 policy reads the action out of its reply with the environment's own parser,
 :func:`agentenv.actions.parse_reply`); the driver opens the session, steps, enforces the turn
