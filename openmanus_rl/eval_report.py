@@ -1,4 +1,4 @@
-"""AgentEval result files: loading, the results table and the bar chart.
+"""Evaluation result files (agentenv-eval): loading, the results table and the bar chart.
 
 The table follows the AgentGym paper's layout: one row per policy, one column per environment,
 success rate in percent, and an average column (the unweighted mean over the row's environments).
@@ -88,7 +88,8 @@ def plot(results: Sequence[dict[str, Any]], path: str | Path) -> Path:
     ax.set_ylabel("success rate (%)")
     ax.set_ylim(0, 105)
     ax.legend(fontsize="small")
-    ax.set_title("AgentEval")
+    suites = {r.get("suite") for r in results}
+    ax.set_title("AgentEval (AgentGym's published items)" if suites == {"agenteval"} else "success rate, test splits")
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,9 +1,17 @@
-"""AgentEval: score a policy on every environment's test split with one command.
+"""agentenv-eval: score a policy on every environment's test split, or on AgentGym's AgentEval, with one command.
 
     agentenv-eval --env maze,wordle,babyai --policy expert --output expert.json
     agentenv-eval --env all --policy hf:/ckpt/merged --limit 50 --concurrency 16
     agentenv-eval --env maze --policy openai:http://127.0.0.1:8000/v1 --server maze=http://10.0.0.5:8000
+    agentenv-eval --suite agenteval --items AgentItemId --policy hf:/ckpt --server webshop=agentgym+http://HOST:PORT#webshop
     agentenv-eval merge expert.json hf.json --plot results.png
+
+The test splits are each environment's own generated tasks (this project's task sets), not AgentEval.
+``--suite agenteval`` scores exactly AgentEval's published items (AgentGym's 1,160 item ids, read from
+``--items`` or ``$AGENTGYM_ITEMS``; :mod:`agentenv.interop.agentgym_items`) on AgentGym's own servers
+(``--server NAME=agentgym+http://...``), and reports AgentGym's metric beside the success rate: its
+evaluator's mean final reward (``agentgym_score``) and the share of items whose final reward is 1
+(``agentgym_success``). Environments it cannot run are listed with why (``not_run``).
 
 Fair and repeatable: every policy plays the same tasks (task ids ``0..N-1`` of the split), with the
 same seeds, through the same protocol; LLM policies see the training prompts (``prompts.py``) and
@@ -73,6 +81,9 @@ class EvalConfig:
     device: str = "auto"
     progress: bool = True
     options: dict[str, dict[str, str]] = field(default_factory=dict)  # server options of started environments
+    suite: str | None = None  # "agenteval": the published items on AgentGym's servers
+    items: Path | None = None  # the published item ids (AgentItemId/) of --suite agenteval
+    not_run: dict[str, str] = field(default_factory=dict)  # environments of the suite it cannot run, and why
 
 
 # -- trajectories and metrics --------------------------------------------------------------------
@@ -100,21 +111,27 @@ def conversation(ep: Episode, info: InfoResponse) -> list[dict[str, str]]:
 
 def trajectory(ep: Episode, info: InfoResponse) -> dict[str, Any]:
     """An episode as an AgentTraj item (plus a few fields AgentTraj readers ignore)."""
+    upstream = {"agentgym_index": ep.meta["agentgym_index"]} if "agentgym_index" in ep.meta else {}
     return trajectories.from_messages(
         ep.env, ep.task_id, conversation(ep, info), ep.reward, ep.success,
         turns=ep.num_turns, done=ep.done, score=ep.score, actions=[t.action for t in ep.turns],
         invalid_actions=ep.invalid_actions, format_errors=ep.format_errors,
-        final_observation=ep.turns[-1].observation if ep.turns else None)
+        final_observation=ep.turns[-1].observation if ep.turns else None, **upstream)
 
 
 def env_metrics(episodes: Sequence[Episode], server_retries: int) -> dict[str, Any]:
     """``agentenv.rollout.summarize`` plus the format-error rate (replies not in the environment's
     action format, or cut; ``invalid_rate`` is the environment's own ``valid`` flag) and how many
-    reruns server failures cost."""
+    reruns server failures cost; on AgentGym's servers, AgentGym's own metric too (its evaluator's: the
+    mean of each episode's final reward as its client reports it, and the share equal to 1)."""
     metrics: dict[str, Any] = dict(summarize(episodes))
     turns = sum(e.num_turns for e in episodes)
     metrics["format_error_rate"] = round(sum(e.format_errors for e in episodes) / max(1, turns), 4)
     metrics["server_retries"] = server_retries
+    if episodes and any("agentgym_index" in e.meta for e in episodes):
+        final = [float(e.meta.get("agentgym_reward", 0.0)) for e in episodes]
+        metrics["agentgym_score"] = round(sum(final) / len(final), 4)
+        metrics["agentgym_success"] = round(sum(r == 1 for r in final) / len(final), 4)
     return metrics
 
 
@@ -147,6 +164,9 @@ async def evaluate_env(urls: list[str], env: str, policy: Policy, cfg: EvalConfi
         n = int(info.splits[cfg.split])
         if n == 0:
             raise EvalError(f"the {cfg.split} split of {env} has no tasks")
+        if cfg.suite and (info.options or {}).get("task_set") != "agentgym-items":
+            raise EvalError(f"{env}'s server does not address AgentEval's items (its tasks: "
+                            f"{(info.options or {}).get('task_set', 'its own')})")
         task_ids = list(range(n if cfg.limit is None else min(n, cfg.limit)))
         plan = getattr(policy, "plan", None)
         if plan is not None:
@@ -182,6 +202,9 @@ async def evaluate(urls: dict[str, list[str]], policy: Policy, cfg: EvalConfig) 
         "format": FORMAT,
         "label": cfg.label or policy.name,
         "policy": policy_string(cfg.policy),
+        "suite": cfg.suite,
+        "items": str(cfg.items) if cfg.items else None,
+        "not_run": dict(cfg.not_run),
         "split": cfg.split,
         "seed": cfg.seed,
         "limit": cfg.limit,
@@ -254,6 +277,32 @@ def resolve_envs(spec: str | None, servers: dict[str, list[str]]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+SUITE_SERVER_HINT = "give --server {env}=agentgym+http://HOST:PORT#{env} (AgentGym's own server of it)"
+
+
+def agenteval_envs(names: list[str], servers: dict[str, list[str]], items: Path) -> tuple[list[str], dict[str, str]]:
+    """The environments of ``--suite agenteval`` it can run (an AgentGym server given for each, and a published
+    item list), and those it cannot, with why: this project's own servers hold its own tasks, not AgentEval's."""
+    from agentenv.interop import agentgym_items
+    from agentenv.interop.agentgym_routes import routes_of
+
+    runnable, not_run = [], {}
+    for env in names:
+        try:
+            prefix = routes_of(registry.load(env)).item_prefix or env
+        except (registry.UnknownEnvironment, AgentEnvError) as e:
+            not_run[env] = str(e)
+            continue
+        if not (items / "eval" / f"{prefix}_test.json").is_file():
+            not_run[env] = f"no AgentEval list for it under {items} ({prefix}_test.json)"
+        elif not all(agentgym_items.is_agentgym_url(u) for u in servers.get(env, [""])):
+            not_run[env] = ("its server here plays this project's own tasks, not AgentEval's; "
+                            + SUITE_SERVER_HINT.format(env=env))
+        else:
+            runnable.append(env)
+    return runnable, not_run
+
+
 def default_output(label: str, split: str) -> Path:
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_") or "policy"
     return Path("outputs") / "eval" / f"{safe}_{split}_{datetime.now().strftime('%Y%m%d-%H%M%S')}.json"
@@ -262,9 +311,13 @@ def default_output(label: str, split: str) -> Path:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="agentenv-eval",
-        description="Score a policy on environments' test splits (AgentEval). "
+        description="Score a policy on environments' test splits, or on AgentEval (--suite agenteval). "
                     "`agentenv-eval merge FILE... [--plot PNG]` tabulates several result files.")
     p.add_argument("--env", default=None, help="NAME[,NAME...] or all (default: the --server names)")
+    p.add_argument("--suite", choices=["agenteval"], default=None,
+                   help="agenteval: AgentGym's published test items on AgentGym's servers (see --items)")
+    p.add_argument("--items", default=None,
+                   help="AgentGym's published item ids (AgentGym-RL's AgentItemId directory; default: $AGENTGYM_ITEMS)")
     p.add_argument("--policy", required=True,
                    help="expert | random | hf:PATH | openai:BASE_URL[:MODEL] | verl:CKPT")
     p.add_argument("--split", default="test")
@@ -306,14 +359,33 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
         options = parse_option_specs(args.option)
     except ServerError as e:
         raise EvalError(str(e)) from e
-    envs = resolve_envs(args.env, servers)
+    suite, items, not_run = args.suite, None, {}
+    if suite == "agenteval":
+        from agentenv.interop import agentgym_items
+
+        items = agentgym_items.items_root(args.items)
+        if items is None or not (items / "eval").is_dir():
+            raise EvalError("--suite agenteval needs AgentGym's published item ids: --items DIR (AgentGym-RL's "
+                            f"AgentItemId, holding eval/) or ${agentgym_items.ITEMS_VAR}"
+                            + (f"; {items} has no eval/" if items else ""))
+        envs, not_run = agenteval_envs(resolve_envs(args.env or "all", servers), servers, items.resolve())
+        if not envs:
+            raise EvalError("no environment of --suite agenteval can run here: "
+                            + "; ".join(f"{env}: {why}" for env, why in not_run.items()))
+        if args.split != "test":
+            raise EvalError("--suite agenteval plays AgentEval's test items; drop --split")
+        os.environ[agentgym_items.ITEMS_VAR] = str(items.resolve())  # the AgentGym clients read it
+    elif args.items is not None:
+        raise EvalError("--items goes with --suite agenteval")
+    else:
+        envs = resolve_envs(args.env, servers)
     settings = GenerationSettings(max_new_tokens=args.max_new_tokens, temperature=args.temperature,
                                   top_p=args.top_p, seed=args.seed)
     return EvalConfig(envs=envs, policy=spec, servers={k: v for k, v in servers.items() if k in envs},
                       split=args.split, limit=args.limit, concurrency=args.concurrency, max_turns=args.max_turns,
                       seed=args.seed, retries=args.retries, token=args.token or None, label=args.label,
                       settings=settings, dtype=args.dtype, device=args.device, progress=not args.quiet,
-                      options=options)
+                      options=options, suite=suite, items=items.resolve() if items else None, not_run=not_run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -331,6 +403,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"agentenv-eval: {e}", file=sys.stderr)
         return e.code
     print(results_table([result]))
+    for env, why in result["not_run"].items():
+        print(f"not run: {env}: {why}")
     print(f"results written to {output}", file=sys.stderr)
     return 0
 

@@ -9,3 +9,8 @@ from pathlib import Path
 #: the tests directory, and the repository it is in
 TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
+#: AgentGym's published item ids (AgentGym-RL's AgentItemId), reference data beside the checkout (never copied into
+#: it): ``$AGENTGYM_ITEMS``, else ``../shared/agentgym/AgentItemId``; None when neither exists
+_SHARED_ITEMS = REPO.parent / "shared" / "agentgym" / "AgentItemId"
+AGENTGYM_ITEMS = next((p for p in (Path(__import__("os").environ.get("AGENTGYM_ITEMS", "")), _SHARED_ITEMS)
+                       if str(p) not in ("", ".") and (p / "eval").is_dir()), None)

@@ -573,6 +573,9 @@ def _closed_port() -> int:
     (["--env", "maze", "--policy", "openai:localhost:8000"], "needs an http(s) base URL"),
     (["--env", "maze", "--policy", "expert", "--server", "maze"], "--server takes NAME=URL"),
     (["--env", "maze", "--policy", "expert", "--limit", "0"], "--limit must be at least 1"),
+    (["--suite", "agenteval", "--env", "maze", "--policy", "expert", "--items", "/no/such/dir"],
+     "--suite agenteval needs AgentGym's published item ids"),
+    (["--env", "maze", "--policy", "expert", "--items", "/no/such/dir"], "--items goes with --suite agenteval"),
 ])
 def test_bad_input_is_a_clear_error_and_writes_nothing(args, message, tmp_path):
     out = tmp_path / "sub" / "result.json"
@@ -621,3 +624,36 @@ def test_options_reach_the_servers_it_starts(capsys):
                    "Extra inputs are not permitted (options it takes: progress_reward)"]
     assert eval_main(["--env", "maze", "--policy", "expert", "--option", "nope=1"]) == 2
     assert "--option takes NAME.KEY=VALUE" in capsys.readouterr().err
+
+
+# -- AgentEval: the published items on AgentGym's servers -----------------------------------------------------
+
+
+def test_agenteval_suite_plays_exactly_the_published_items_and_reports_agentgyms_metric(tiny, tmp_path):
+    """``--suite agenteval`` plays the items of a published list (here a made-up list of three, one twice) in its
+    order on an AgentGym-protocol server (this project's maze server with ``--compat agentgym`` standing in for
+    LMRL-Gym's), reports AgentGym's metric beside the success rate, and lists what it could not run and why: an
+    environment without an AgentEval list, and one whose only server is this project's own (its own tasks)."""
+    from agentenv.launcher import ServerProcess
+
+    (tmp_path / "items" / "eval").mkdir(parents=True)
+    (tmp_path / "items" / "eval" / "lmrlgym_maze_test.json").write_text(
+        json.dumps([{"item_id": f"lmrlgym_maze_{i}"} for i in (3, 8, 3)]))
+    (tmp_path / "items" / "eval" / "babyai_test.json").write_text('[{"item_id": "babyai_1804"}]')
+    out = tmp_path / "agenteval.json"
+    with ServerProcess("maze", extra_args=["--compat", "agentgym"]) as upstream:
+        proc = cli("--suite", "agenteval", "--items", str(tmp_path / "items"), "--env", "maze,wordle,babyai",
+                   "--policy", f"hf:{tiny}", "--server", f"maze=agentgym+{upstream.url}#maze", "--max-turns", "3",
+                   "--max-new-tokens", "8", "--output", str(out), "--quiet")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        refused = cli("--suite", "agenteval", "--items", str(tmp_path / "items"), "--env", "babyai", "--policy",
+                      f"hf:{tiny}", "--quiet")
+    result = load(out)
+    assert result["suite"] == "agenteval" and list(result["envs"]) == ["maze"]
+    maze = result["envs"]["maze"]
+    assert maze["episodes"] == maze["tasks"] == 3 and {"agentgym_score", "agentgym_success"} <= set(maze)
+    assert [t["agentgym_index"] for t in result["trajectories"]] == [3, 8, 3]
+    assert "no AgentEval list" in result["not_run"]["wordle"]
+    assert "plays this project's own tasks, not AgentEval's" in result["not_run"]["babyai"]
+    assert "not run: babyai: its server here plays this project's own tasks" in proc.stdout
+    assert refused.returncode == 2 and "no environment of --suite agenteval can run here: babyai" in refused.stderr

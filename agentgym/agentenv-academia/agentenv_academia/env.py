@@ -54,6 +54,7 @@ class AcademiaEnv(ToolEnvironment):
     #: string, /step {"env_idx", "action"} returns observation, reward, done; no /close. Its 20 questions
     #: are AgentEval's test set, so indexes 0-19 are our test split here.
     agentgym: ClassVar[AgentGymRoutes] = AgentGymRoutes(
+        item_prefix="tool_academia",
         handle="env_idx", create_key="id", reset_key="id", reset_returns="string", index_order=("test", "train"),
         upstream_splits={"test": (0, 20), "train": (0, 0)}, has_close=False, hello="ok")
 

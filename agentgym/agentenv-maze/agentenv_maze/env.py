@@ -71,8 +71,10 @@ class MazeEnv(Environment):
     Options = MazeOptions
     max_turns = 2 * MAX_DIST
     #: AgentGym's LMRL-Gym server: /maze/..., the task index is the "game" (26 start positions upstream)
-    agentgym = AgentGymRoutes(prefix="/maze", reset_key="game", upstream_splits={"train": (0, 26), "test": (0, 26)},
-                              has_close=False, hello="This is environment LMRL-Gym.")
+    agentgym = AgentGymRoutes(
+        item_prefix="lmrlgym_maze", prefix="/maze", reset_key="game",
+        upstream_splits={"train": (0, 26), "test": (0, 26)},
+        has_close=False, hello="This is environment LMRL-Gym.")
     action_hint = "one of: move up, move down, move left, move right"
 
     def __init__(self) -> None:

@@ -73,8 +73,9 @@ class MovieEnv(ToolEnvironment):
     #: AgentGym's movie server (agentenv-tool): /create {"id": N} returns an env_idx, /reset {"env_idx", "id"}
     #: returns the first observation as a string, /step answers observation/reward/done; its 238 questions
     #: (ids 0-237) have no split marked
-    agentgym = AgentGymRoutes(handle="env_idx", create_key="id", reset_key="id", reset_returns="string",
-                              upstream_splits={"train": (0, 238), "test": (0, 238)}, has_close=False, hello="ok")
+    agentgym = AgentGymRoutes(
+        item_prefix="tool_movie", handle="env_idx", create_key="id", reset_key="id", reset_returns="string",
+        upstream_splits={"train": (0, 238), "test": (0, 238)}, has_close=False, hello="ok")
 
     def __init__(self) -> None:
         self._task: Task | None = None

@@ -82,9 +82,10 @@ class SheetEnv(ToolEnvironment):
     # AgentGym's sheet server: /create {"id"} -> int, /reset {"env_idx", "id"} -> the observation string,
     # /step {"env_idx", "action"} -> {observation, reward, done}, GET /observation?env_idx=; no /close.
     # Its 20 tasks (AgentEval's) are ids 0..19 for both splits; served here, ids 0..19 are our test split.
-    agentgym = AgentGymRoutes(handle="env_idx", reset_key="id", create_key="id", reset_returns="string",
-                              index_order=("test", "train"), has_close=False, hello="ok", running_reward=True,
-                              upstream_splits={"train": (0, 20), "test": (0, 20)})
+    agentgym = AgentGymRoutes(
+        item_prefix="tool_sheet", handle="env_idx", reset_key="id", create_key="id", reset_returns="string",
+        index_order=("test", "train"), has_close=False, hello="ok", running_reward=True,
+        upstream_splits={"train": (0, 20), "test": (0, 20)})
 
     def __init__(self) -> None:
         self._task: Task | None = None

@@ -54,6 +54,7 @@ class TodoEnv(ToolEnvironment):
     #: {"env_idx", "action"} returns observation, reward, done; no /close. Serving, indexes 0-19 are our test
     #: split; upstream has one set of 155 tasks (todo.jsonl, ids 0-154) whose AgentEval subset is not published
     agentgym: ClassVar[AgentGymRoutes] = AgentGymRoutes(
+        item_prefix="tool_todo",
         handle="env_idx", create_key="id", reset_key="id", reset_returns="string", index_order=("test", "train"),
         upstream_splits={"train": (0, 155), "test": (0, 155)}, has_close=False, hello="ok")
 

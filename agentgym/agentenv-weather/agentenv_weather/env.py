@@ -74,8 +74,9 @@ class WeatherEnv(ToolEnvironment):
     #: AgentGym's weather server (agentenv-tool): /create {"id": N} returns an env_idx, /reset {"env_idx", "id"}
     #: returns the first observation as a string, /step answers observation/reward/done; its 343 questions
     #: (ids 0-342) have no split marked
-    agentgym = AgentGymRoutes(handle="env_idx", create_key="id", reset_key="id", reset_returns="string",
-                              upstream_splits={"train": (0, 343), "test": (0, 343)}, has_close=False, hello="ok")
+    agentgym = AgentGymRoutes(
+        item_prefix="tool_weather", handle="env_idx", create_key="id", reset_key="id", reset_returns="string",
+        upstream_splits={"train": (0, 343), "test": (0, 343)}, has_close=False, hello="ok")
 
     def __init__(self) -> None:
         self._task: Task | None = None

@@ -65,9 +65,10 @@ class WordleEnv(Environment):
     name = "wordle"
     max_turns = 12
     #: AgentGym's LMRL-Gym server: /wordle/..., the task index is the "seed"; its client asks for the vocabulary
-    agentgym = AgentGymRoutes(prefix="/wordle", reset_key="seed", extras={"/filtered_vocab": "vocabulary"},
-                              upstream_splits={"train": (0, 955), "test": (955, 980)}, has_close=False,
-                              hello="This is environment LMRL-Gym.")
+    agentgym = AgentGymRoutes(
+        item_prefix="lmrlgym_wordle", prefix="/wordle", reset_key="seed", extras={"/filtered_vocab": "vocabulary"},
+        upstream_splits={"train": (0, 955), "test": (955, 980)}, has_close=False,
+        hello="This is environment LMRL-Gym.")
     action_hint = "a five-letter English word, e.g. crane"
 
     def __init__(self) -> None:

@@ -64,6 +64,8 @@ async def _attempt(pool: EnvPool, env: str, task_id: int, policy: Policy, split:
     t0 = time.perf_counter()
     async with pool.session(task_id, split, seed) as sess:
         ep = Episode(env=env, task_id=task_id, split=split, instruction=sess.observation)
+        if "agentgym_index" in sess.info:  # an AgentGym server's task: its index upstream (the item id's number)
+            ep.meta["agentgym_index"] = sess.info["agentgym_index"]
         ep.env_seconds += time.perf_counter() - t0
         error: BaseException | None = None
         try:
@@ -82,6 +84,8 @@ async def _attempt(pool: EnvPool, env: str, task_id: int, policy: Policy, split:
                                      decision.thought, decision.well_formed))
                 ep.reward += step.reward
                 ep.success, ep.score = step.success, step.score
+                if "agentgym_reward" in step.info:  # the reward AgentGym's own client reports (its evaluator's)
+                    ep.meta["agentgym_reward"] = step.info["agentgym_reward"]
                 if step.done:
                     ep.done = True
                     ep.truncated = bool(step.info.get("truncated"))

@@ -9,6 +9,8 @@ by :mod:`agentenv.addresses`), and the environment's
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,6 +26,7 @@ from agentenv.errors import (
     SessionNotFound,
     TaskNotFound,
 )
+from agentenv.interop import agentgym_items
 from agentenv.interop.agentgym_routes import routes_of
 from agentenv.results import Created, Step
 
@@ -36,17 +39,24 @@ class AgentGymClient:
     """Drives an original AgentGym server with the interface of :class:`agentenv.client.AsyncEnvClient`
     (what the replica pool, the episode driver, evaluation and training use).
 
-    A session is a handle (``/create``) reset to the task's index (``/reset``); the task's index is
-    its split's start on the upstream server plus the task id. Rewards are per step (a running score
-    is turned into its increments); ``success`` is the episode's return reaching the environment's
-    ``success_threshold``. Upstream servers have no ``valid`` flag (always true) and no scripted
-    policies (501).
+    A session is a handle (``/create``) reset to the task's index (``/reset``). With AgentGym's published item
+    lists (``items``, or ``$AGENTGYM_ITEMS``: :mod:`agentenv.interop.agentgym_items`) task ``k`` of the test split
+    is AgentEval's ``k``-th item and of the train split AgentTraj's ``k``-th task; without them the splits are the
+    environment's declared index ranges (``upstream_splits``), which are not AgentEval. Rewards are per step (a
+    running score is turned into its increments, negative ones included); the episode's ``score`` is upstream's
+    (the running score, or the rewards' sum), ``success`` that score reaching the environment's
+    ``success_threshold``, and each step's info carries ``agentgym_reward``, the reward AgentGym's own client
+    reports for it (what its evaluator averages over the final steps). Upstream servers have no ``valid`` flag
+    (always true) and no scripted policies (501).
     """
 
-    def __init__(self, url: str, *, token: str | None = None, timeout: float = 300.0, **_: Any) -> None:
+    def __init__(self, url: str, *, token: str | None = None, timeout: float = 300.0,
+                 items: str | Path | None = None, **_: Any) -> None:
         self.base_url, self.env = split_url(url)
         self.env_cls = registry.load(self.env)
         self.routes = routes_of(self.env_cls)
+        root = agentgym_items.items_root(items)
+        self.items = agentgym_items.load(root, self.routes.item_prefix or self.env) if root else None
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.AsyncClient(base_url=self.base_url, headers=headers, timeout=timeout)
         self._returns: dict[str, float] = {}  # env_id -> the episode's return so far
@@ -81,18 +91,27 @@ class AgentGymClient:
         await self._call("GET", "/")
         return {"status": "ok", "env": self.env, "sessions": len(self._returns), "protocol": 1, "compat": "agentgym"}
 
+    def indices(self, split: str) -> Sequence[int]:
+        """The upstream task indices of a split, task id ``k`` being the ``k``-th."""
+        if self.items is not None:
+            return self.items.splits.get(split, ())
+        start, stop = self.routes.upstream_splits.get(split, (0, 0))
+        return range(start, max(start, stop))
+
     async def info(self) -> dict:
         cls = self.env_cls
-        splits = {s: max(0, b - a) for s, (a, b) in self.routes.upstream_splits.items()}
+        splits = {s: len(self.indices(s)) for s in ("train", "test")}
+        task_set = "agentgym-items" if self.items is not None else "agentgym-index-ranges"
         return {"env": self.env, "splits": splits, "max_turns": cls.max_turns, **cls.describe(),
                 "success_threshold": cls.success_threshold, "max_sessions": None, "step_timeout": None,
-                "options": {}, "version": f"agentgym:{self.base_url}", "fingerprint": f"agentgym:{self.base_url}"}
+                "options": {"task_set": task_set}, "version": f"agentgym:{self.base_url}",
+                "fingerprint": f"agentgym:{self.base_url}:{task_set}"}
 
     def _index(self, task_id: int, split: str) -> int:
-        start, stop = self.routes.upstream_splits.get(split, (0, 0))
-        if not 0 <= task_id < stop - start:
-            raise TaskNotFound(f"task_id {task_id} out of range for split {split!r} (0..{stop - start - 1})")
-        return start + task_id
+        indices = self.indices(split)
+        if not 0 <= task_id < len(indices):
+            raise TaskNotFound(f"task_id {task_id} out of range for split {split!r} (0..{len(indices) - 1})")
+        return indices[task_id]
 
     async def create(self, task_id: int, split: str = "train", seed: int | None = None):
         index = self._index(task_id, split)
@@ -132,19 +151,19 @@ class AgentGymClient:
         answer = await self._call("POST", self._path("/step"), json={self.routes.handle: int(env_id), "action": action})
         observation = str(answer.get(self.routes.step_observation, answer.get("observation", "")))
         if self.routes.score_scale:
-            score = float(answer.get("score", 0.0)) / self.routes.score_scale
-            reward, self._scores[env_id] = score - self._scores.get(env_id, 0.0), score
-        elif self.routes.running_reward:
-            score = float(answer.get("reward", 0.0))
-            reward, self._scores[env_id] = score - self._scores.get(env_id, 0.0), score
+            upstream = float(answer.get("score", 0.0)) / self.routes.score_scale
         else:
-            reward = float(answer.get("reward", 0.0))
-        reward = max(0.0, reward)  # upstream penalties (e.g. -1 at a timeout) are no training reward here
-        self._returns[env_id] = self._returns.get(env_id, 0.0) + reward
+            upstream = float(answer.get("reward", 0.0))
+        if self.routes.score_scale or self.routes.running_reward:  # a running score: this step's change
+            reward, self._scores[env_id] = upstream - self._scores.get(env_id, 0.0), upstream
+        else:
+            reward = upstream
+        self._returns[env_id] = self._returns.get(env_id, 0.0) + reward  # = the running score for those
         done = bool(answer.get("done", False))
         success = done and self._returns[env_id] >= self.env_cls.success_threshold
         self._observations[env_id] = observation
-        return Step(observation, reward, done, {"success": success, "score": self._returns[env_id], "valid": True})
+        return Step(observation, reward, done, {"success": success, "score": self._returns[env_id], "valid": True,
+                                                "agentgym_reward": upstream})
 
     async def step_batch(self, steps: list[tuple[str, str]]) -> list:
         out: list = []
@@ -173,8 +192,7 @@ class AgentGymClient:
 
     async def tasks(self, split: str = "train", offset: int = 0, limit: int = 100) -> list[tuple[int, str]]:
         """First observations, by opening one handle and resetting it task after task."""
-        start, stop = self.routes.upstream_splits.get(split, (0, 0))
-        ids = range(offset, min(stop - start, offset + limit))
+        ids = range(offset, min(len(self.indices(split)), offset + limit))
         out: list[tuple[int, str]] = []
         if not ids:
             return out

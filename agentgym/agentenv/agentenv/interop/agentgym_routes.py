@@ -58,8 +58,11 @@ class AgentGymRoutes:
     first_observation: Literal["observation", "available_actions", "task_description"] = "observation"
     #: the order in which this project's splits fill AgentGym's one index space when serving
     index_order: tuple[str, ...] = ("train", "test")
-    #: the index ranges of the splits on an original AgentGym server (when driving one)
+    #: the index ranges of the splits on an original AgentGym server, when driving one without the published item
+    #: lists (with them, :mod:`agentenv.interop.agentgym_items`, the splits are AgentEval's and AgentTraj's items)
     upstream_splits: Mapping[str, tuple[int, int]] = field(default_factory=lambda: {"train": (0, 0), "test": (0, 0)})
+    #: the environment's name in AgentGym's item ids (``lmrlgym_maze_18``, ``tool_weather_3``); None: its own name
+    item_prefix: str | None = None
     #: the original server has POST /close
     has_close: bool = True
     #: extra GET routes: path -> name of an environment method answering it (e.g. {"/filtered_vocab": ...})
