@@ -116,7 +116,8 @@ def trajectory(ep: Episode, info: InfoResponse) -> dict[str, Any]:
         ep.env, ep.task_id, conversation(ep, info), ep.reward, ep.success,
         turns=ep.num_turns, done=ep.done, score=ep.score, actions=[t.action for t in ep.turns],
         invalid_actions=ep.invalid_actions, format_errors=ep.format_errors,
-        final_observation=ep.turns[-1].observation if ep.turns else None, **upstream)
+        first_observation=ep.instruction, final_observation=ep.turns[-1].observation if ep.turns else None,
+        **upstream)
 
 
 def env_metrics(episodes: Sequence[Episode], server_retries: int) -> dict[str, Any]:

@@ -55,7 +55,17 @@ def write_sft_parquet(items: Iterable[dict[str, Any]], path: str | Path) -> int:
 
 
 def read_items(files: Sequence[str | Path]) -> list[dict[str, Any]]:
-    return [it for f in files for it in trajectories.read(f)]
+    """The episodes of trajectory files; a file of ids only (AgentEval's item lists: no conversations) is a
+    ValueError that says so, not a crash in the middle of building the data."""
+    out = []
+    for f in files:
+        items = list(trajectories.read(f))
+        episodes = [it for it in items if trajectories.has_conversation(it)]
+        if items and not episodes:
+            raise ValueError(f"{f} holds item ids without conversations (an AgentEval/AgentItemId list?): "
+                             "nothing to fine-tune on")
+        out += episodes
+    return out
 
 
 def hf_dir(checkpoint: str | Path) -> Path:
@@ -174,7 +184,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = p.parse_known_args(argv)
     files = [f for f in args.data.split(",") if f]
     out = Path(args.out)
-    items = read_items(files)
+    try:
+        items = read_items(files)
+    except (OSError, ValueError) as e:
+        p.error(str(e))
     if sft_steps(len(items), args.epochs, args.batch_size) == 0:
         p.error(f"{len(items)} trajectories are fewer than one batch of {args.batch_size}")
     data = out.with_name(out.name + "_sft.parquet")
