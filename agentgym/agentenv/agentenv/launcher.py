@@ -18,8 +18,8 @@ import httpx
 
 from agentenv import addresses, registry
 from agentenv.addresses import ServerError, parse_server_specs
-from agentenv.client import EnvClient, EnvPool, read_info
-from agentenv.errors import AgentEnvError
+from agentenv.client import EnvClient, EnvPool
+from agentenv.errors import AgentEnvError, ServerUnavailable
 from agentenv.protocol import InfoResponse
 from agentenv.ray_servers import ray_env_servers
 from agentenv.server_process import ServerProcess
@@ -67,22 +67,17 @@ def check_servers(servers: Mapping[str, Sequence[str]], token: str | None = None
 
 
 def server_info(urls: Sequence[str], token: str | None = None, timeout: float = 30.0) -> InfoResponse:
-    """The environment's metadata from its servers, whatever their kind: ``/info`` of the first URL, of a
-    live replica of a directory, or what the inbound adapter states for an AgentGym server."""
-    url = urls[0]
-    if addresses.is_agentgym_url(url):  # AgentGym's servers have no /info; the adapter knows the environment
-        async def ask() -> InfoResponse:
-            async with EnvPool([url], token=token, timeout=timeout) as pool:
-                return await pool.info()
+    """The environment's metadata from its servers, whatever their kind: the replica pool reads every kind of
+    address (``/info`` of a server, of a live replica behind a directory, what the inbound adapter states for an
+    AgentGym server). A server that does not answer is a :class:`ServerError` (one line for the user)."""
+    async def ask() -> InfoResponse:
+        async with EnvPool(list(urls), token=token, timeout=timeout) as pool:
+            return await pool.info()
 
+    try:
         return asyncio.run(ask())
-    if addresses.is_directory_url(url):
-        live, token = addresses.lookup_sync(url)
-        if not live:
-            raise ServerError(f"{url} has no live replica")
-        url = live[0]
-    with EnvClient(url, token=token, timeout=timeout) as client:
-        return read_info(client.info())
+    except ServerUnavailable as e:
+        raise ServerError(f"{', '.join(urls)}: {e}") from None
 
 
 BACKENDS = ("local", "ray")
