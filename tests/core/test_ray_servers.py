@@ -1,7 +1,9 @@
 """Environment server replicas as Ray actors (agentenv.ray_servers), on a simulated two-node cluster.
 
 The cluster is ``ray.cluster_utils.Cluster``: real raylets on one machine, each a node Ray schedules
-on. Replicas are real ``agentenv serve`` processes; killing one is a real SIGKILL of its server.
+on. Replicas are real ``agentenv serve`` processes; killing one is a real SIGKILL of its server. A whole
+``train_ppo.sh`` run whose replica is killed mid-step is in tests/training/test_multinode.py (its run over two
+nodes).
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import os
 import signal
 import subprocess
 import time
-from collections import Counter
 
 import httpx
 import pytest
@@ -22,8 +23,7 @@ from agentenv.client import EnvPool
 from agentenv.launcher import ServerError, env_servers, parse_server_specs
 
 from helpers import REPO
-from helpers.processes import left_running
-from helpers.train_runs import SMALL, rollouts, step_metrics
+from helpers.processes import left_running, server_directories
 
 
 def test_directory_urls_round_trip_and_bad_ones_are_one_line() -> None:
@@ -53,12 +53,6 @@ def cluster():
     yield c
     ray.shutdown()
     c.shutdown()
-
-
-def _directories() -> list[dict]:
-    import ray
-
-    return [a for a in ray.util.list_named_actors(all_namespaces=True) if a["namespace"] == ray_servers.NAMESPACE]
 
 
 async def _episodes(url: str, n: int) -> list[str]:
@@ -107,7 +101,7 @@ def test_replicas_spread_guarded_restarted_and_gone_after(cluster) -> None:
         assert len(asyncio.run(_episodes(url, 4))) == 4
         pids = {p for s in [*status, *now] for p in (s["pid"], s["actor_pid"])}
     assert left_running(pids) == set(), "no replica actor or server outlives the context"
-    assert _directories() == []
+    assert server_directories() == []
 
 
 def test_openmanus_eval_runs_on_a_runs_replicas(cluster, tmp_path) -> None:
@@ -167,7 +161,7 @@ def test_a_killed_launcher_leaves_no_replica_behind(cluster, tmp_path) -> None:
         while len(pids) < 8 and time.monotonic() < deadline:  # 4 replicas up: a server and an actor each
             assert proc.poll() is None, "the launcher ended before its replicas were up"
             time.sleep(0.2)
-            for entry in _directories():
+            for entry in server_directories():
                 with contextlib.suppress(Exception):
                     status = ray.get(ray.get_actor(entry["name"], namespace=entry["namespace"]).status.remote())
                     pids = {p for s in status if s["live"] for p in (s["pid"], s["actor_pid"])}
@@ -176,78 +170,4 @@ def test_a_killed_launcher_leaves_no_replica_behind(cluster, tmp_path) -> None:
         proc.kill()  # SIGKILL: the launcher's finally blocks never run
         proc.wait(30)
     assert left_running(pids, timeout=60) == set(), "replicas or servers outlived their launcher"
-    assert _directories() == []
-
-
-def test_train_ppo_two_environments_on_two_nodes_survive_a_killed_replica(cluster, tmp_path) -> None:
-    """``train_ppo.sh --env_name maze,wordle --steps 2`` with its servers on Ray: one replica is
-    killed while episodes run on it; they are replayed elsewhere, the replica restarts, the run
-    finishes with every episode, per-environment metrics, and nothing of it left running."""
-    import ray
-
-    out = tmp_path / "run"
-    cmd = [str(REPO / "train_ppo.sh"), "--env_name", "maze,wordle", "--steps", "2", "--replicas", "2",
-           "--output_dir", str(out), f"data_dir={tmp_path / 'data'}", *SMALL, "data.train_batch_size=8",
-           "env_servers.backend=ray", f"env_servers.ray_address={cluster.address}", "env_servers.health_interval=0.5"]
-    log_path = tmp_path / "log.txt"
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=log_path.open("w"), stderr=subprocess.STDOUT)
-    killed: dict | None = None
-    restarted, seen, nodes, run_token = False, set(), set(), ""
-    deadline = time.monotonic() + 900
-    try:
-        while proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-            for entry in _directories():
-                try:
-                    directory = ray.get_actor(entry["name"], namespace=entry["namespace"])
-                    status = ray.get(directory.status.remote(), timeout=10)
-                    run_token = ray.get(directory.lookup.remote("maze"), timeout=10)[1]
-                except Exception:  # the run is ending
-                    continue
-                for s in status:
-                    if s.get("pid"):
-                        seen |= {s["pid"], s["actor_pid"]}
-                        nodes.add(s["node_id"])
-                    if killed is not None:
-                        restarted |= s["actor_pid"] != killed["actor_pid"] and s["starts"] >= 2 and s["live"]
-                        continue
-                    if not s["live"] or s["env"] != "maze":
-                        continue
-                    try:
-                        sessions = httpx.get(f"{s['url']}/health", timeout=5).json()["sessions"]
-                    except httpx.HTTPError:
-                        continue
-                    if sessions > 0:  # episodes are running on it: kill its server now
-                        os.kill(s["pid"], signal.SIGKILL)
-                        killed = s
-        code = proc.wait(timeout=max(1, deadline - time.monotonic()))
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    log = log_path.read_text()
-    assert code == 0, log[-5000:]
-    assert killed is not None, "no replica ever had a session to kill"
-    assert "its server failed" in log and "replaying the episode from the start" in log
-    assert restarted, "the killed replica came back"
-    assert len(nodes) == 2, "replicas ran on both nodes"
-    steps = step_metrics(log)
-    assert sorted(steps) == [1, 2]
-    for step in (1, 2):  # every episode of both steps is there: those of the killed replica were replayed
-        items = rollouts(out, f"step_{step}.jsonl")
-        assert len(items) == 8 * 4 and {i["env"] for i in items} == {"maze", "wordle"}
-        groups = Counter((i["env"], i["task_id"]) for i in items)  # no GRPO group short of an episode
-        assert len(groups) == 8 and set(groups.values()) == {4}, groups
-    # per-episode metrics of each training step, per environment, in verl's logger and the summary line
-    for env in ("maze", "wordle"):
-        assert f"val-aux/{env}/success/mean@1" in steps[2]
-        for key in ("success", "env_score", "turns", "invalid_actions", "env_seconds", "gen_seconds",
-                    "cut_by_budget", "cut_by_turns", "response_length", "turn_limit"):
-            assert f"episode/{env}/{key}:" in steps[1], (env, key)
-    line = next(x for x in log.splitlines() if x.startswith("[step 1]"))
-    assert "maze: success" in line and "wordle: success" in line
-    # the run's token went to clients through Ray only: not in a log, a config or a command line it wrote
-    written = [log, *(p.read_text(errors="replace") for p in out.rglob("*") if p.is_file() and p.suffix in
-                      (".yaml", ".txt", ".jsonl", ".json", ".log"))]
-    assert len(run_token) >= 32 and not any(run_token in text for text in written)
-    assert left_running(seen) == set(), "no replica actor or server outlives the run"
-    assert _directories() == [], "no directory actor outlives the run"
+    assert server_directories() == []

@@ -1,5 +1,5 @@
 """Reading the trainer runs of tests/training/test_train_ppo.py, shared by the tests that start such runs
-(tests/core/test_ray_servers.py, tests/training/test_multinode.py)."""
+(tests/training/test_multinode.py)."""
 
 from __future__ import annotations
 

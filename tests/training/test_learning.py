@@ -34,7 +34,7 @@ from helpers import REPO as ROOT
 from helpers.toy_envs import FlippedForkEnv, ForkEnv
 
 REPLY = "Thought: I choose a door.\nAction: {door}"
-STEPS = 10
+STEPS = 7  # at steps 6-7 of the last CI runs (of 10 steps) left was 0.86-0.93 where it pays, 0.05-0.10 where it costs
 
 
 def conversations(infos) -> list[tuple[list[dict[str, str]], list[str], str]]:
@@ -139,16 +139,23 @@ ESTIMATORS = {"grpo": (),
               "gigpo": ("algorithm.adv_estimator=gigpo", "+algorithm.gigpo_gamma=0.9", "agent.train_on=action")}
 
 
+@pytest.fixture(scope="module")
+def start_model(tmp_path_factory) -> tuple[Path, list[float]]:
+    """The BC start of both estimators' runs, built once (the runs only read it): ``build_start_model`` on the
+    two environments' metadata as their servers give it."""
+    infos = []
+    for env in (ForkEnv, FlippedForkEnv):
+        with serve_in_thread(env) as url, EnvClient(url) as c:
+            infos.append(read_info(c.info()))
+    return build_start_model(tmp_path_factory.mktemp("bc_checkpoint"), infos)
+
+
 @pytest.mark.parametrize("estimator", sorted(ESTIMATORS))
-def test_grpo_learns_which_door_pays_and_the_flipped_sign_unlearns_it(tmp_path, estimator):
+def test_grpo_learns_which_door_pays_and_the_flipped_sign_unlearns_it(tmp_path, estimator, start_model):
+    start, first_left = start_model
+    # the start is at chance in both environments (greedy would pick one door; sampling picks both)
+    assert len(first_left) == 2 and all(0.35 <= p <= 0.65 for p in first_left), first_left
     with serve_in_thread(ForkEnv) as url, serve_in_thread(FlippedForkEnv) as flipped_url:
-        infos = []
-        for u in (url, flipped_url):
-            with EnvClient(u) as c:
-                infos.append(read_info(c.info()))
-        start, first_left = build_start_model(tmp_path / "bc_checkpoint", infos)
-        # the start is at chance in both environments (greedy would pick one door; sampling picks both)
-        assert len(first_left) == 2 and all(0.35 <= p <= 0.65 for p in first_left), first_left
         settings = ESTIMATORS[estimator]
         runs = {"fork": start_run("fork", url, start, tmp_path / "fork", tmp_path / "data", *settings),
                 "fork_flipped": start_run("fork_flipped", flipped_url, start, tmp_path / "flipped", tmp_path / "data",

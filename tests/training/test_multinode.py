@@ -6,17 +6,23 @@ the head on 127.0.0.2, a second node on 127.0.0.3 with a custom resource ``node2
 rewrites that address to the machine's routable one). Their raylets are started by this process, whose
 environment has neither of the agent loop's variables, so a worker has them only if its job's runtime
 environment gives them.
+
+The ``train_ppo.sh`` run here is also the suite's run whose environment server dies mid-step: two
+environments on replicas of both nodes, one maze replica's server killed while it holds sessions.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
 import time
+from collections import Counter
 
+import httpx
 import pytest
 from omegaconf import OmegaConf
 
@@ -24,10 +30,10 @@ from agentenv import ray_servers
 from agentenv.launcher import env_servers
 from openmanus_rl import cluster as placement_of
 from openmanus_rl.agent_registration import CONFIG_VAR, SETTINGS_VAR, decode_settings, write_agent_loop_files
-from openmanus_rl.verl_cpu.presets import verl_overrides
+from openmanus_rl.verl_args import verl_overrides
 
 from helpers import REPO
-from helpers.processes import left_running
+from helpers.processes import left_running, server_directories
 from helpers.train_runs import SMALL, rollouts, step_metrics
 
 HEAD, NODE2 = "127.0.0.2", "127.0.0.3"
@@ -185,48 +191,113 @@ def test_the_agent_loop_on_the_second_node_plays_with_what_the_job_gives_it(two_
     assert left_running({p for r in replicas for p in (r["pid"], r["actor_pid"])}) == set()
 
 
+def test_train_ppo_two_environments_over_two_nodes_with_agent_loop_workers_on_both_survive_a_killed_replica(
+        two_nodes, tmp_path) -> None:
+    """``train_ppo.sh --env_name maze,wordle --steps 2`` with the default (local) backend on a cluster someone
+    else started: its servers go to Ray (the note says so), verl's driver joins the cluster, and verl's own
+    round-robin puts one of its two agent-loop workers on the second node; the settings file is deleted once
+    verl starts, so every worker reads the settings from the job's runtime environment. One maze replica's
+    server is killed while episodes run on it: they are replayed elsewhere and the replica restarts. The run
+    finishes with every episode of both steps and the validation played and logged, per-environment metrics,
+    the run's token in none of its files, and nothing of it left running on the cluster.
 
-def test_train_ppo_over_two_nodes_with_agent_loop_workers_on_both(two_nodes, tmp_path) -> None:
-    """``train_ppo.sh`` with the default (local) backend on a cluster someone else started: its servers go to
-    Ray (the note says so), verl's driver joins the cluster, and verl's own round-robin puts one of its two
-    agent-loop workers on the second node; the settings file is deleted once verl starts, so every worker
-    reads the settings from the job's runtime environment. Every episode of the step and its validation is
-    played and logged, and nothing of the run is left on the cluster."""
+    (One run for what were two: the two-node run of the agent loop's settings, and the killed replica of
+    tests/core/test_ray_servers.py.)"""
+    import ray
+
     c, node2 = two_nodes
     out = tmp_path / "run"
-    cmd = [str(REPO / "train_ppo.sh"), "--env_name", "maze", "--steps", "1", "--replicas", "2", "--output_dir",
-           str(out), f"data_dir={tmp_path / 'data'}", *SMALL, f"env_servers.ray_address={c.address}",
-           "actor_rollout_ref.rollout.agent.num_workers=2", "trainer.save_freq=-1"]
+    cmd = [str(REPO / "train_ppo.sh"), "--env_name", "maze,wordle", "--steps", "2", "--replicas", "2",
+           "--output_dir", str(out), f"data_dir={tmp_path / 'data'}", *SMALL, "data.train_batch_size=8",
+           f"env_servers.ray_address={c.address}", "env_servers.health_interval=0.5",
+           "actor_rollout_ref.rollout.agent.num_workers=2"]
     env = {k: v for k, v in os.environ.items() if k not in (CONFIG_VAR, SETTINGS_VAR, "RAY_ADDRESS")}
     log_path = tmp_path / "log.txt"
-    with log_path.open("w") as log_file:
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=log_file, stderr=subprocess.STDOUT,
-                                env=dict(env, PYTHON=sys.executable))
-    deleted = False
-    deadline = time.monotonic() + 600
+    ray.init(address=c.address, log_to_driver=False, logging_level="WARNING")  # to watch the run's replicas
     try:
-        while proc.poll() is None and time.monotonic() < deadline:
-            if not deleted and (out / "verl_command.txt").exists():  # written just before verl starts
-                (out / "agent_settings.yaml").unlink()
-                deleted = True
-            time.sleep(0.2)
-        code = proc.wait(timeout=max(1, deadline - time.monotonic()))
-    finally:
-        if proc.poll() is None:  # SIGTERM: the launcher stops verl's process group and its servers
-            proc.terminate()
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(30)
-    log = log_path.read_text()
-    assert code == 0, log[-5000:]
-    assert deleted and SWITCHED in log and "servers {'maze': ['agentenv+ray://" in log
-    steps = step_metrics(log)
-    assert sorted(steps) == [1] and "val-aux/maze/success/mean@1" in steps[1]
-    assert len(rollouts(out, "step_1.jsonl")) == 4 * 4 and len(rollouts(out, "val_step_1.jsonl")) == 4
+        with log_path.open("w") as log_file:
+            proc = subprocess.Popen(cmd, cwd=REPO, stdout=log_file, stderr=subprocess.STDOUT,
+                                    env=dict(env, PYTHON=sys.executable))
+        deleted, killed = False, None
+        restarted, seen, nodes, hosts, run_token = False, set(), set(), set(), ""
+        deadline = time.monotonic() + 900
+        try:
+            while proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+                if not deleted and (out / "verl_command.txt").exists():  # written just before verl starts
+                    (out / "agent_settings.yaml").unlink()
+                    deleted = True
+                for entry in server_directories():
+                    try:
+                        directory = ray.get_actor(entry["name"], namespace=entry["namespace"])
+                        status = ray.get(directory.status.remote(), timeout=10)
+                        run_token = ray.get(directory.lookup.remote("maze"), timeout=10)[1]
+                    except Exception:  # the run is ending
+                        continue
+                    for s in status:
+                        if s.get("pid"):
+                            seen |= {s["pid"], s["actor_pid"]}
+                            nodes.add(s["node_id"])
+                            hosts.add(s["url"].split("//")[1].split(":")[0])
+                        if killed is not None:
+                            restarted |= s["actor_pid"] != killed["actor_pid"] and s["starts"] >= 2 and s["live"]
+                            continue
+                        if not s["live"] or s["env"] != "maze":
+                            continue
+                        try:
+                            sessions = httpx.get(f"{s['url']}/health", timeout=5).json()["sessions"]
+                        except httpx.HTTPError:
+                            continue
+                        if sessions > 0:  # episodes are running on it: kill its server now
+                            os.kill(s["pid"], signal.SIGKILL)
+                            killed = s
+            code = proc.wait(timeout=max(1, deadline - time.monotonic()))
+        finally:
+            if proc.poll() is None:  # SIGTERM: the launcher stops verl's process group and its servers
+                proc.terminate()
+                try:
+                    proc.wait(60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(30)
+        actors = c.global_state.actor_table(None).values()  # as the run left them
+        log = log_path.read_text()
+        assert code == 0, log[-5000:]
+        assert deleted and SWITCHED in log and "servers {'maze': ['agentenv+ray://" in log
 
-    actors = c.global_state.actor_table(None).values()
-    workers = [a for a in actors if (a["Name"] or "").startswith("agent_loop_worker_")]  # verl's names for them
-    assert len(workers) == 2 and {a["Address"]["NodeID"] for a in workers} == {c.head_node.node_id, node2}
-    assert all(a["State"] == "DEAD" for a in actors), "nothing of the run is left on the cluster"
+        # the killed replica: its episodes replayed on the other one, the replica restarted
+        assert killed is not None, "no replica ever had a session to kill"
+        assert "its server failed" in log and "replaying the episode from the start" in log
+        assert restarted, "the killed replica came back"
+        assert len(nodes) == 2 and hosts == {HEAD, NODE2}, "replicas ran on both nodes, bound to their addresses"
+
+        steps = step_metrics(log)
+        assert sorted(steps) == [1, 2]
+        for step in (1, 2):  # every episode of both steps is there: those of the killed replica were replayed
+            items = rollouts(out, f"step_{step}.jsonl")
+            assert len(items) == 8 * 4 and {i["env"] for i in items} == {"maze", "wordle"}
+            groups = Counter((i["env"], i["task_id"]) for i in items)  # no GRPO group short of an episode
+            assert len(groups) == 8 and set(groups.values()) == {4}, groups
+        val = rollouts(out, "val_step_2.jsonl")
+        assert len(val) == 2 * 4 and Counter(i["env"] for i in val) == {"maze": 4, "wordle": 4}
+        # per-episode metrics of each training step, per environment, in verl's logger and the summary line
+        for env_name in ("maze", "wordle"):
+            assert f"val-aux/{env_name}/success/mean@1" in steps[2]
+            for key in ("success", "env_score", "turns", "invalid_actions", "env_seconds", "gen_seconds",
+                        "cut_by_budget", "cut_by_turns", "response_length", "turn_limit"):
+                assert f"episode/{env_name}/{key}:" in steps[1], (env_name, key)
+        line = next(x for x in log.splitlines() if x.startswith("[step 1]"))
+        assert "maze: success" in line and "wordle: success" in line
+        # the run's token went to clients through Ray only: not in a log, a config or a command line it wrote
+        written = [log, *(p.read_text(errors="replace") for p in out.rglob("*") if p.is_file() and p.suffix in
+                          (".yaml", ".txt", ".jsonl", ".json", ".log"))]
+        assert len(run_token) >= 32 and not any(run_token in text for text in written)
+
+        # verl's two agent-loop workers, one on each node; nothing of the run is left on the cluster
+        workers = [a for a in actors if (a["Name"] or "").startswith("agent_loop_worker_")]  # verl's names
+        assert len(workers) == 2 and {a["Address"]["NodeID"] for a in workers} == {c.head_node.node_id, node2}
+        assert all(a["State"] == "DEAD" for a in actors), "nothing of the run is left on the cluster"
+        assert left_running(seen) == set(), "no replica actor or server outlives the run"
+        assert server_directories() == [], "no directory actor outlives the run"
+    finally:
+        ray.shutdown()

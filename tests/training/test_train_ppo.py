@@ -45,48 +45,16 @@ def data(tmp_path_factory) -> Path:
 CURRICULUM = "agent.max_turns=[[1,2],[3,3]]"  # a horizon curriculum: 2 turns for steps 1-2, 3 from step 3
 
 
-def test_grpo_three_steps_with_a_horizon_curriculum(tmp_path, data):
-    out = tmp_path / "run"
-    # a response budget that holds 3 turns of replies grown longer by two updates (else the check below that
-    # step 3's episodes reach its limit fails on episodes cut by the budget)
-    log = train(out, data, "--env_name", "maze", "--algo", "grpo", "--steps", "3", CURRICULUM,
-                "data.max_response_length=512")
-    steps = step_metrics(log)
-    assert sorted(steps) == [1, 2, 3]
-    assert "critic/score/mean" in steps[3] and "val-aux/maze/success/mean@1" in steps[3]
-    for line in steps.values():  # rollout log-probs == trainer log-probs: weights synced before each rollout
-        assert metric(line, "rollout_probs_diff_max") < 1e-3
-    assert "[step 1] maze: success" in log and "[validation step 3] maze" in log
-    first = rollouts(out, "step_1.jsonl")
-    assert len(first) == 4 * 4  # train_batch_size x rollout.n
-    assert all(item["item_id"] == f"maze_{item['task_id']}" and item["conversations"][0]["from"] == "human"
-               for item in first)
-    assert (out / "checkpoints" / "global_step_3").is_dir()
-
-    # the rewards in the log are what the environment gives for the same actions
-    with ServerProcess("maze") as server, EnvClient(server.url) as c:
-        for item in first[:6]:
-            env_id = c.create(item["task_id"], item["split"]).env_id
-            steps_ = [c.step(env_id, a) for a in item["actions"]]
-            c.close(env_id)
-            assert sum(s.reward for s in steps_) == item["reward"]
-            assert [s.valid for s in steps_].count(False) == item["invalid_actions"]
-
-    # the curriculum: the turn limits the episodes of each step actually had (validation: the last limit)
-    for name, limit in (("step_1.jsonl", 2), ("step_2.jsonl", 2), ("step_3.jsonl", 3), ("val_step_3.jsonl", 3)):
-        items = rollouts(out, name)
-        assert {i["turn_limit"] for i in items} == {limit}, name
-        assert max(i["turns"] for i in items) <= limit and any(i["turns"] == limit for i in items), name
-        assert all(i["cut_by_turns"] == (i["turns"] == limit and not i["done"]) for i in items), name
-    assert "episode/maze/turn_limit:3.0" in steps[3] and "(limit 3)" in log
-
-
-def test_a_step_plays_every_episode_on_servers_that_hold_fewer(tmp_path, data):
-    """verl starts a step's 16 episodes at once; the server holds 2 sessions: the pool queues the rest,
-    so every GRPO group is whole (4 samples of each of 4 tasks) and the server never holds more than 2."""
+def test_grpo_three_steps_with_a_horizon_curriculum_on_a_server_that_holds_fewer_sessions(tmp_path, data):
+    """Three GRPO steps with a horizon curriculum (2 turns for steps 1-2, 3 from step 3), played on a server
+    that holds 2 sessions: verl starts a step's 16 episodes at once, the pool queues the rest, so every GRPO
+    group is whole (4 samples of each of 4 tasks) and the server never holds more than 2. The episodes of each
+    step had that step's turn limit, their rewards are what the environment gives for the same actions, and
+    rollout and trainer log-probs agree at every step."""
     import threading
     from collections import Counter
 
+    out = tmp_path / "run"
     with ServerProcess("maze", max_sessions=2) as server:
         peak, stop = [0], threading.Event()
 
@@ -99,14 +67,44 @@ def test_a_step_plays_every_episode_on_servers_that_hold_fewer(tmp_path, data):
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
         try:
-            train(tmp_path / "run", data, "--env_name", "maze", "--server", f"maze={server.url}", "--steps", "1",
-                  "max_val_tasks=2", "trainer.save_freq=-1")
+            # a response budget that holds 3 turns of replies grown longer by two updates (else the check below
+            # that step 3's episodes reach its limit fails on episodes cut by the budget)
+            log = train(out, data, "--env_name", "maze", "--server", f"maze={server.url}", "--algo", "grpo",
+                        "--steps", "3", CURRICULUM, "data.max_response_length=512")
         finally:
             stop.set()
             watcher.join(5)
-    first = rollouts(tmp_path / "run", "step_1.jsonl")
-    assert len(first) == 16 and sorted(Counter(item["task_id"] for item in first).values()) == [4, 4, 4, 4]
-    assert 1 <= peak[0] <= 2
+        assert 1 <= peak[0] <= 2
+
+        steps = step_metrics(log)
+        assert sorted(steps) == [1, 2, 3]
+        assert "critic/score/mean" in steps[3] and "val-aux/maze/success/mean@1" in steps[3]
+        for line in steps.values():  # rollout log-probs == trainer log-probs: weights synced before each rollout
+            assert metric(line, "rollout_probs_diff_max") < 1e-3
+        assert "[step 1] maze: success" in log and "[validation step 3] maze" in log
+        first = rollouts(out, "step_1.jsonl")
+        assert len(first) == 4 * 4  # train_batch_size x rollout.n
+        assert sorted(Counter(item["task_id"] for item in first).values()) == [4, 4, 4, 4]  # every group whole
+        assert all(item["item_id"] == f"maze_{item['task_id']}" and item["conversations"][0]["from"] == "human"
+                   for item in first)
+        assert (out / "checkpoints" / "global_step_3").is_dir()
+
+        # the rewards in the log are what the environment gives for the same actions
+        with EnvClient(server.url) as c:
+            for item in first[:6]:
+                env_id = c.create(item["task_id"], item["split"]).env_id
+                steps_ = [c.step(env_id, a) for a in item["actions"]]
+                c.close(env_id)
+                assert sum(s.reward for s in steps_) == item["reward"]
+                assert [s.valid for s in steps_].count(False) == item["invalid_actions"]
+
+    # the curriculum: the turn limits the episodes of each step actually had (validation: the last limit)
+    for name, limit in (("step_1.jsonl", 2), ("step_2.jsonl", 2), ("step_3.jsonl", 3), ("val_step_3.jsonl", 3)):
+        items = rollouts(out, name)
+        assert {i["turn_limit"] for i in items} == {limit}, name
+        assert max(i["turns"] for i in items) <= limit and any(i["turns"] == limit for i in items), name
+        assert all(i["cut_by_turns"] == (i["turns"] == limit and not i["done"]) for i in items), name
+    assert "episode/maze/turn_limit:3.0" in steps[3] and "(limit 3)" in log
 
 
 def test_ppo_with_critic_a_time_budget_then_resume(tmp_path, data):

@@ -383,10 +383,15 @@ def _check_step(metrics: dict):
 
 
 @cpu_only
-def test_main_ppo_gae_with_critic(tmp_path, tiny_model):
-    """verl's own entry point with the plugin alone (no launcher, no environment servers). Resuming actor
-    and critic is tested through train_ppo.sh (tests/training/test_train_ppo.py)."""
-    steps, _ = _run_main_ppo(tmp_path, "gae", tiny_model, {})
+def test_main_ppo_gae_with_critic_and_a_kl_loss_to_the_reference(tmp_path, tiny_model):
+    """verl's own entry point with the plugin alone (no launcher, no environment servers): PPO with a critic
+    (GAE) and ``actor.use_kl_loss``. The KL loss builds verl's reference model, a forward-only FSDP2 engine
+    that verl always offloads with pinned memory; on CPU that failed at start-up ("Cannot access accelerator
+    device") until patch 3 of openmanus_rl/verl_cpu/patches.py. Resuming actor and critic is tested through
+    train_ppo.sh (tests/training/test_train_ppo.py)."""
+    steps, _ = _run_main_ppo(tmp_path, "gae", tiny_model, {
+        "actor_rollout_ref.actor.use_kl_loss": True, "actor_rollout_ref.actor.kl_loss_coef": 0.5,
+        "actor_rollout_ref.actor.kl_loss_type": "low_var_kl"})
     assert sorted(steps) == [1, 2]
     for metrics in steps.values():
         _check_step(metrics)
@@ -394,24 +399,11 @@ def test_main_ppo_gae_with_critic(tmp_path, tiny_model):
     ckpt = tmp_path / "checkpoints"
     assert (ckpt / "latest_checkpointed_iteration.txt").read_text().strip() == "2"
     assert (ckpt / "global_step_2" / "critic").is_dir()
-    print(f"\nGAE seconds per step: {[steps[s]['timing_s/step'] for s in sorted(steps)]}")
-
-
-@cpu_only
-def test_main_ppo_grpo_with_a_kl_loss_to_the_reference(tmp_path, tiny_model):
-    """``actor.use_kl_loss`` builds verl's reference model, a forward-only FSDP2 engine that verl always
-    offloads with pinned memory; on CPU that failed at start-up ("Cannot access accelerator device") until
-    patch 3 of openmanus_rl/verl_cpu/patches.py."""
-    steps, _ = _run_main_ppo(tmp_path, "grpo", tiny_model, {
-        "actor_rollout_ref.actor.use_kl_loss": True, "actor_rollout_ref.actor.kl_loss_coef": 0.5,
-        "actor_rollout_ref.actor.kl_loss_type": "low_var_kl"})
-    assert sorted(steps) == [1, 2]
-    for metrics in steps.values():
-        _check_step(metrics)
     # the reference is the start model in fp32: before any update the actor equals it exactly; after one
     # update (lr 1e-3) it has moved away
     assert 0.0 <= steps[1]["actor/kl_loss"] < 1e-6
     assert steps[2]["actor/kl_loss"] > 1e-6
+    print(f"\nGAE seconds per step: {[steps[s]['timing_s/step'] for s in sorted(steps)]}")
 
 
 @cpu_only
