@@ -4,32 +4,44 @@ from agentenv.testing import serve_in_thread
 
 from helpers.toy_envs import EchoEnv  # tests/ is on sys.path: pythonpath in pyproject.toml
 
-# Modules whose tests start verl or Ray, by file name wherever they sit under tests/ (tests/training/,
-# tests/core/test_ray_servers.py), in two groups: each group's tests run one after another on one pytest-xdist
-# worker, the two groups side by side (-n 2, in pyproject.toml), and the other tests fill in wherever a worker is
-# free. A verl run waits on process start-up, Ray and polling much of the time: two at once keep the two cores
-# busier than one (a serial chain of every verl run left one worker idle for the last third of the suite). The
-# tests that start Ray clusters of their own (multinode, ray_servers) share a group, so they never overlap.
-TRAINER_GROUPS = {
-    "test_learning.py": "trainer-a", "test_multinode.py": "trainer-a", "test_ray_servers.py": "trainer-a",
-    "test_agentevol.py": "trainer-b", "test_train_ppo.py": "trainer-b", "test_verl_cpu.py": "trainer-b",
+# The tests that run verl's trainer (or a Ray cluster of two nodes), by module file name wherever it sits under
+# tests/ and by test name (a prefix; empty: every test of the module). One pytest-xdist worker runs them one after
+# another, the other runs every other test beside them (-n 2, in pyproject.toml): two verl runs at once share the
+# two cores and both slow down by more than they gain (measured: a CI run with two such chains side by side took
+# as long as with one). The modules whose tests start Ray clusters of their own are in the chain whole: a
+# ray.cluster_utils cluster writes the machine's current Ray address, which another cluster's start would race.
+SERIAL = {
+    "test_learning.py": (),
+    "test_multinode.py": (),
+    "test_ray_servers.py": (),
+    "test_train_ppo.py": ("test_grpo_three_steps", "test_ppo_with_critic", "test_a_terminated_launcher"),
+    "test_agentevol.py": ("test_agentevol_runs", "test_exploration_through_verl"),
+    "test_verl_cpu.py": ("test_main_ppo", "test_sft_trainer", "test_gloo"),
 }
+
+
+def scope_of(nodeid: str) -> str:
+    """The xdist scope of a test: ``trainer`` (the serial chain) or the test itself."""
+    path, _, name = nodeid.partition("::")
+    module = path.rsplit("/", 1)[-1]
+    if path.startswith("tests/") and module in SERIAL and name.startswith(SERIAL[module] or ("",)):
+        return "trainer"
+    return nodeid
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """xdist's scope scheduling with one scope per trainer group and one per other test. The scopes start
-    largest first, so the two trainer groups (the only scopes of more than one test) start on the two workers."""
+    """xdist's scope scheduling with the scopes of :func:`scope_of`: the largest start first, so the chain of
+    verl runs starts at once on one worker."""
     if config.getvalue("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class TrainerGroups(LoadScopeScheduling):
+    class SerialTrainer(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return TRAINER_GROUPS.get(path.rsplit("/", 1)[-1], nodeid) if path.startswith("tests/") else nodeid
+            return scope_of(nodeid)
 
-    return TrainerGroups(config, log)
+    return SerialTrainer(config, log)
 
 
 @pytest.fixture(scope="module")
