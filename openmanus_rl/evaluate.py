@@ -284,7 +284,7 @@ SUITE_SERVER_HINT = "give --server {env}=agentgym+http://HOST:PORT#{env} (AgentG
 def agenteval_envs(names: list[str], servers: dict[str, list[str]], items: Path) -> tuple[list[str], dict[str, str]]:
     """The environments of ``--suite agenteval`` it can run (an AgentGym server given for each, and a published
     item list), and those it cannot, with why: this project's own servers hold its own tasks, not AgentEval's."""
-    from agentenv.interop import agentgym_items
+    from agentenv import addresses
     from agentenv.interop.agentgym_routes import routes_of
 
     runnable, not_run = [], {}
@@ -296,7 +296,7 @@ def agenteval_envs(names: list[str], servers: dict[str, list[str]], items: Path)
             continue
         if not (items / "eval" / f"{prefix}_test.json").is_file():
             not_run[env] = f"no AgentEval list for it under {items} ({prefix}_test.json)"
-        elif not all(agentgym_items.is_agentgym_url(u) for u in servers.get(env, [""])):
+        elif not all(addresses.is_agentgym_url(u) for u in servers.get(env, [""])):
             not_run[env] = ("its server here plays this project's own tasks, not AgentEval's; "
                             + SUITE_SERVER_HINT.format(env=env))
         else:

@@ -14,10 +14,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentenv.addresses import ServerError, is_agentgym_url
+from agentenv.addresses import ServerError
 
 ITEMS_VAR = "AGENTGYM_ITEMS"  # the directory holding eval/ and train/
-__all__ = ["ITEMS_VAR", "ItemsError", "PublishedItems", "is_agentgym_url", "items_root", "load", "read_ids"]
+__all__ = ["ITEMS_VAR", "ItemsError", "PublishedItems", "items_root", "load", "read_ids"]
 
 
 class ItemsError(ServerError):
