@@ -119,10 +119,10 @@ def write_agentgym(path: str | Path, items: Iterable[dict[str, Any]], names: dic
 def read_any(path: str | Path) -> Iterator[dict[str, Any]]:
     """Items of a trajectory file, or of an evaluation result (agentenv-eval's JSON: its ``trajectories``)."""
     text = Path(path).read_text().lstrip()
-    if text.startswith("{") and '"trajectories"' in text[:200_000]:
+    if text.startswith("{"):  # one object (a result document) or JSON lines, whose first line is one
         try:
             doc = json.loads(text)
-        except json.JSONDecodeError:
+        except json.JSONDecodeError:  # JSON lines: more than one value
             doc = None
         if isinstance(doc, dict) and isinstance(doc.get("trajectories"), list):
             yield from doc["trajectories"]
