@@ -133,8 +133,10 @@ def train(data: str | Path, model_path: str | Path, out: str | Path, *, log: str
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     cmd = sft_command(data, model_path, partial, **kwargs)
-    # the trainer's workers die with torchrun even when this process group is killed outright (verl_cpu)
-    env = dict(os.environ, TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1", OPENMANUS_DIE_WITH_PARENT="1",
+    # the trainer's workers die with torchrun even when this process group is killed outright (verl_cpu);
+    # the variable names this process, torchrun's parent, so a worker can tell it was orphaned early
+    env = dict(os.environ, TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1",
+               OPENMANUS_DIE_WITH_PARENT=str(os.getpid()),
                **(env or {}))
     log_path = Path(log) if log else partial / "sft.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)

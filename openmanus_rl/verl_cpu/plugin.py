@@ -56,17 +56,22 @@ DIE_WITH_PARENT = "OPENMANUS_DIE_WITH_PARENT"
 def _die_with_parent() -> None:
     """A verl process started by a launcher that may be killed outright (torchrun's SFT workers run in
     sessions of their own, so killing the launcher's process group does not reach them): with
-    ``$OPENMANUS_DIE_WITH_PARENT`` set, the kernel sends it SIGTERM when its parent dies. A parent that
-    died before this ran (a kill during the seconds a worker spends importing) sends nothing: the
-    process, re-parented to init, ends itself instead of waiting forever for a rendezvous."""
-    if os.environ.get(DIE_WITH_PARENT) != "1":
+    ``$OPENMANUS_DIE_WITH_PARENT`` set to the pid of the process that started its parent (the one that
+    ran torchrun), the kernel sends it SIGTERM when its parent dies. A parent that died before this ran
+    (a kill during the seconds a worker spends importing) sends nothing: the process, re-parented to a
+    subreaper or init, finds its grandparent changed and ends itself instead of waiting forever for a
+    rendezvous."""
+    value = os.environ.get(DIE_WITH_PARENT, "")
+    if not value.isdigit() or "parent_checked" in _status:  # once: the variable is rewritten below
         return
+    _status["parent_checked"] = True
     import signal
 
     from agentenv.processes import die_with_parent
 
-    if die_with_parent(signal.SIGTERM):
+    if die_with_parent(signal.SIGTERM, grandparent=int(value)):
         _status["dies_with_parent"] = True
+    os.environ[DIE_WITH_PARENT] = str(os.getppid())  # for this process's own children (data loaders, ...)
 
 
 def _setup() -> None:

@@ -421,31 +421,68 @@ def test_sft_trainer_under_torchrun_on_gloo(tmp_path, tiny_model):
         "trainer.n_gpus_per_node": 2})
     torchrun = Path(sys.executable).with_name("torchrun")
     out = subprocess.run([str(torchrun), "--nproc_per_node", "2", "-m", "verl.trainer.sft_trainer", *args],
-                         capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=300)
+                         capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                         env={**ENV, "OPENMANUS_DIE_WITH_PARENT": str(os.getpid())})  # as openmanus_rl.sft runs it
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     losses = [float(x) for x in re.findall(r"train/loss:([\d.]+)", out.stdout)]
     assert len(losses) == 2 and losses[1] < losses[0]
     assert (tmp_path / "ckpt" / "global_step_2").is_dir()
 
 
-def test_a_worker_whose_launcher_died_before_it_armed_the_signal_ends_itself(tmp_path):
+_REAPER = """
+import ctypes, os, subprocess, sys, time
+if {subreaper}:  # orphans of its descendants come to this process, as in a container or a CI runner
+    assert ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+env = dict(os.environ, OPENMANUS_DIE_WITH_PARENT=str(os.getpid()))  # as openmanus_rl.sft sets it for torchrun
+subprocess.run([sys.executable, "-c", {launcher!r}], env=env, check=True, timeout=30)
+print("launched", flush=True)
+while True:  # reap the orphan once it ends, so its pid disappears
+    try:
+        os.wait()
+    except ChildProcessError:
+        time.sleep(0.1)
+"""
+
+
+@pytest.mark.parametrize("subreaper", [False, True], ids=["reparented-to-init", "reparented-to-a-subreaper"])
+def test_a_worker_whose_launcher_died_before_it_armed_the_signal_ends_itself(tmp_path, subreaper):
     """torchrun killed while its worker still imports verl: the parent-death signal is armed too late to
-    fire, so the worker must notice it is an orphan already (else it waits for a rendezvous forever)."""
+    fire, so the worker must notice it is an orphan already (else it waits for a rendezvous forever),
+    whether it went to init or, as in containers and CI runners, to a subreaper that is not pid 1 (the
+    case a check for ppid 1 missed)."""
     pid_file = tmp_path / "worker.pid"
     worker = (f"import os, time; time.sleep(1.0); open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
-              "from openmanus_rl.verl_cpu.plugin import _die_with_parent; _die_with_parent(); time.sleep(60)")
+              "import openmanus_rl.verl_cpu.plugin; time.sleep(60)")  # as verl loads it
     launcher = f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {worker!r}])"  # exits at once
-    subprocess.run([sys.executable, "-c", launcher], env={**os.environ, "OPENMANUS_DIE_WITH_PARENT": "1"},
-                   check=True, timeout=30)
-    deadline = time.time() + 30
-    while not pid_file.exists() and time.time() < deadline:
-        time.sleep(0.1)
-    pid = int(pid_file.read_text())
-    while time.time() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return  # it ended itself
-        time.sleep(0.2)
-    os.kill(pid, 9)
-    raise AssertionError("the orphaned worker kept running")
+    reaper = subprocess.Popen([sys.executable, "-c", _REAPER.format(subreaper=subreaper, launcher=launcher)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert reaper.stdout.readline().strip() == "launched"
+        deadline = time.time() + 30
+        while not pid_file.exists() and time.time() < deadline:
+            time.sleep(0.1)
+        pid = int(pid_file.read_text())
+        while time.time() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return  # it ended itself
+            time.sleep(0.2)
+        os.kill(pid, 9)
+        raise AssertionError("the orphaned worker kept running")
+    finally:
+        reaper.kill()
+        reaper.wait()
+
+
+def test_a_worker_whose_launcher_lives_keeps_running():
+    """The other side of the check above: a worker whose parent (torchrun) and grandparent (the launcher
+    named in the variable) are alive arms the signal and goes on."""
+    worker = ("import os; from openmanus_rl.verl_cpu.plugin import plugin_status; "
+              "print(plugin_status().get('dies_with_parent'), "
+              "os.environ['OPENMANUS_DIE_WITH_PARENT'] == str(os.getppid()))")
+    launcher = (f"import subprocess, sys; sys.exit(subprocess.run([sys.executable, '-c', {worker!r}]).returncode)")
+    out = subprocess.run([sys.executable, "-c", launcher], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "OPENMANUS_DIE_WITH_PARENT": str(os.getpid())})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "True True"  # armed; its own children will check for this process's parent

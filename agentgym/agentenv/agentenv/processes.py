@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any
 
 _ATTR = "_agentenv_children"
@@ -53,12 +54,27 @@ def _arm(prctl: Any, sig: int, parent: int | None, orphan_sig: int) -> bool:
     return armed
 
 
-def die_with_parent(sig: int = signal.SIGTERM, *, parent: int | None = None) -> bool:
+def parent_of(pid: int) -> int | None:
+    """The parent of process ``pid`` (None when it is gone or /proc cannot tell)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat[stat.rindex(")") + 2:].split()[1])  # after "pid (comm) state"
+
+
+def die_with_parent(sig: int = signal.SIGTERM, *, parent: int | None = None,
+                    grandparent: int | None = None) -> bool:
     """Have the kernel send this process ``sig`` when its parent dies (Linux's parent-death signal;
     for a parent that is a thread of a process: when that *thread* exits). A parent that is gone
     already sends nothing, so the process sends itself ``sig`` at once when it is an orphan: its
-    parent is no longer ``parent`` (a pid), or, without one, it was re-parented to init. True when
-    the signal is armed (False where the platform has no ``prctl``)."""
+    parent is no longer ``parent`` (a pid), or its parent's parent is not ``grandparent`` (the pid of
+    the launcher that started the parent), or, given neither, it was re-parented to init. Only the
+    pids tell reliably: an orphan goes to the nearest *subreaper* (a container's init, a CI runner,
+    systemd --user), which is not pid 1. True when the signal is armed (False without ``prctl``)."""
+    if grandparent is not None and parent is None:
+        ppid = os.getppid()
+        parent = ppid if parent_of(ppid) == grandparent else -1  # -1: orphaned already
     return _arm(_libc_prctl(), sig, parent, sig)
 
 
