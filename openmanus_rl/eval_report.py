@@ -29,18 +29,21 @@ def load_result(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def rows_of(results: Sequence[dict[str, Any]]) -> tuple[list[str], dict[str, dict[str, float]]]:
-    """Columns (environments, first seen first) and per-label success rates."""
+def rows_of(results: Sequence[dict[str, Any]],
+            metric: str = "success_rate") -> tuple[list[str], dict[str, dict[str, float]]]:
+    """Columns (environments, first seen first) and per-label values of ``metric`` (where a result has it)."""
     columns: list[str] = []
     rows: dict[str, dict[str, float]] = {}
     for result in results:
         row = rows.setdefault(str(result["label"]), {})
         for env, summary in result["envs"].items():
+            if metric not in summary:
+                continue
             if env not in columns:
                 columns.append(env)
             if env in row:
                 print(f"agentenv-eval: {result['label']} has {env} twice; keeping the later result", file=sys.stderr)
-            row[env] = float(summary["success_rate"])
+            row[env] = float(summary[metric])
     return columns, rows
 
 
@@ -48,9 +51,10 @@ def average(row: dict[str, float]) -> float:
     return sum(row.values()) / len(row) if row else float("nan")
 
 
-def results_table(results: Sequence[dict[str, Any]]) -> str:
-    """A Markdown table of success rates in percent (it reads as plain text too)."""
-    columns, rows = rows_of(results)
+def results_table(results: Sequence[dict[str, Any]], metric: str = "success_rate") -> str:
+    """A Markdown table of success rates in percent (it reads as plain text too); ``metric="agentgym_score"``:
+    AgentGym's own metric (its evaluator's mean final reward, times 100) where the results have it."""
+    columns, rows = rows_of(results, metric)
     header = ["policy", *columns, "avg"]
     lines = [header]
     for label, row in rows.items():

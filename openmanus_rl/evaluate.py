@@ -84,6 +84,9 @@ class EvalConfig:
     suite: str | None = None  # "agenteval": the published items on AgentGym's servers
     items: Path | None = None  # the published item ids (AgentItemId/) of --suite agenteval
     not_run: dict[str, str] = field(default_factory=dict)  # environments of the suite it cannot run, and why
+    #: --suite agenteval on this project's servers in their agentgym profile: the upstream indices played per
+    #: environment (AgentEval's items; the profile's task N is upstream's task N)
+    items_played: dict[str, list[int]] = field(default_factory=dict)
 
 
 # -- trajectories and metrics --------------------------------------------------------------------
@@ -165,10 +168,19 @@ async def evaluate_env(urls: list[str], env: str, policy: Policy, cfg: EvalConfi
         n = int(info.splits[cfg.split])
         if n == 0:
             raise EvalError(f"the {cfg.split} split of {env} has no tasks")
-        if cfg.suite and (info.options or {}).get("task_set") != "agentgym-items":
+        task_ids = list(range(n))
+        if cfg.suite and env in cfg.items_played:  # a server of this project playing AgentGym's tasks
+            if info.profile != "agentgym":
+                raise EvalError(f"{env}'s server plays its {info.profile} profile, not agentgym")
+            task_ids = list(cfg.items_played[env])
+            past = [t for t in task_ids if t >= n]
+            if past:
+                raise EvalError(f"{env}'s agentgym profile has {n} tasks; AgentEval names {past[:5]}")
+            n = len(task_ids)
+        elif cfg.suite and (info.options or {}).get("task_set") != "agentgym-items":
             raise EvalError(f"{env}'s server does not address AgentEval's items (its tasks: "
                             f"{(info.options or {}).get('task_set', 'its own')})")
-        task_ids = list(range(n if cfg.limit is None else min(n, cfg.limit)))
+        task_ids = task_ids[:cfg.limit]
         plan = getattr(policy, "plan", None)
         if plan is not None:
             plan(len(task_ids), cfg.concurrency)
@@ -281,27 +293,37 @@ def resolve_envs(spec: str | None, servers: dict[str, list[str]]) -> list[str]:
 SUITE_SERVER_HINT = "give --server {env}=agentgym+http://HOST:PORT#{env} (AgentGym's own server of it)"
 
 
-def agenteval_envs(names: list[str], servers: dict[str, list[str]], items: Path) -> tuple[list[str], dict[str, str]]:
-    """The environments of ``--suite agenteval`` it can run (an AgentGym server given for each, and a published
-    item list), and those it cannot, with why: this project's own servers hold its own tasks, not AgentEval's."""
+def agenteval_envs(names: list[str], servers: dict[str, list[str]],
+                   items: Path) -> tuple[list[str], dict[str, str], dict[str, list[int]]]:
+    """The environments of ``--suite agenteval`` it can run, and those it cannot, with why. It runs one with a
+    published item list on the AgentGym server given for it, or, given none, offline on this project's server
+    in its ``agentgym`` profile (returned with the upstream indices to play); this project's own tasks are not
+    AgentEval's."""
     from agentenv import addresses
+    from agentenv.interop import agentgym_items
     from agentenv.interop.agentgym_routes import routes_of
 
-    runnable, not_run = [], {}
+    runnable, not_run, offline = [], {}, {}
     for env in names:
         try:
-            prefix = routes_of(registry.load(env)).item_prefix or env
+            native = registry.load(env)
+            prefix = routes_of(native).item_prefix or env
         except (registry.UnknownEnvironment, AgentEnvError) as e:
             not_run[env] = str(e)
             continue
+        has_profile = "agentgym" in native.profiles
         if not (items / "eval" / f"{prefix}_test.json").is_file():
             not_run[env] = f"no AgentEval list for it under {items} ({prefix}_test.json)"
+        elif env not in servers and has_profile:
+            offline[env] = list(agentgym_items.load(items, prefix).test)
+            runnable.append(env)
         elif not all(addresses.is_agentgym_url(u) for u in servers.get(env, [""])):
-            not_run[env] = ("its server here plays this project's own tasks, not AgentEval's; "
-                            + SUITE_SERVER_HINT.format(env=env))
+            why = ("the server given plays this project's own tasks; give none (its agentgym profile is served) or "
+                   if has_profile else "it has no agentgym profile here, and its own tasks are not AgentEval's; ")
+            not_run[env] = why + SUITE_SERVER_HINT.format(env=env)
         else:
             runnable.append(env)
-    return runnable, not_run
+    return runnable, not_run, offline
 
 
 def default_output(label: str, split: str) -> Path:
@@ -360,7 +382,7 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
         options = parse_option_specs(args.option)
     except ServerError as e:
         raise EvalError(str(e)) from e
-    suite, items, not_run = args.suite, None, {}
+    suite, items, not_run, offline = args.suite, None, {}, {}
     if suite == "agenteval":
         from agentenv.interop import agentgym_items
 
@@ -369,7 +391,9 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
             raise EvalError("--suite agenteval needs AgentGym's published item ids: --items DIR (AgentGym-RL's "
                             f"AgentItemId, holding eval/) or ${agentgym_items.ITEMS_VAR}"
                             + (f"; {items} has no eval/" if items else ""))
-        envs, not_run = agenteval_envs(resolve_envs(args.env or "all", servers), servers, items.resolve())
+        envs, not_run, offline = agenteval_envs(resolve_envs(args.env or "all", servers), servers, items.resolve())
+        for env in offline:  # served here in the agentgym profile
+            options.setdefault(env, {})["profile"] = "agentgym"
         if not envs:
             raise EvalError("no environment of --suite agenteval can run here: "
                             + "; ".join(f"{env}: {why}" for env, why in not_run.items()))
@@ -386,7 +410,8 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
                       split=args.split, limit=args.limit, concurrency=args.concurrency, max_turns=args.max_turns,
                       seed=args.seed, retries=args.retries, token=args.token or None, label=args.label,
                       settings=settings, dtype=args.dtype, device=args.device, progress=not args.quiet,
-                      options=options, suite=suite, items=items.resolve() if items else None, not_run=not_run)
+                      options=options, suite=suite, items=items.resolve() if items else None, not_run=not_run,
+                      items_played=offline)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -404,6 +429,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"agentenv-eval: {e}", file=sys.stderr)
         return e.code
     print(results_table([result]))
+    if result["suite"] == "agenteval":
+        print("\nAgentGym's metric (agentgym_score: its evaluator's mean final reward, x100):")
+        print(results_table([result], metric="agentgym_score"))
     for env, why in result["not_run"].items():
         print(f"not run: {env}: {why}")
     print(f"results written to {output}", file=sys.stderr)

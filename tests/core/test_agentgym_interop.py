@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from agentenv.client import EnvClient, EnvPool
+from agentenv.interop.agentgym_routes import routes_of
 from agentenv.launcher import ServerProcess, parse_server_specs
 from agentenv.policies import Policy
 from agentenv.rollout import run_episode
@@ -27,8 +28,9 @@ ENVS = ("maze", "wordle", "babyai", "textcraft", "webshop", "alfworld")
 @pytest.fixture(scope="module")
 def servers():
     """A native and an AgentGym-compatible server per environment."""
-    # babyai's compat server uses AgentGym's own action set by default: its native twin is told to as well
-    options = {"babyai": {"action_set": "agentgym"}}
+    # babyai's compat server uses AgentGym's own action set by default, maze's its agentgym profile: their
+    # native twins are told to as well
+    options = {"babyai": {"action_set": "agentgym"}, "maze": {"profile": "agentgym"}}
     procs = {(n, mode): ServerProcess(n, extra_args=["--compat", "agentgym"] if mode == "compat" else [],
                                       options=options.get(n) if mode == "native" else None)
              for n in ENVS for mode in ("native", "compat")}
@@ -90,7 +92,8 @@ def test_agentgym_clients_drive_the_compat_server(servers, env, prefix, key, sco
     for idx in (3, 7):  # the index space is the train split, then the test split
         actions, expected = native_episode(servers[(env, "native")], "train", idx)
         first = client.reset(idx)
-        assert first["observation"] == EnvClient(servers[(env, "native")]).create(idx, "train").observation
+        native_first = EnvClient(servers[(env, "native")]).create(idx, "train").observation
+        assert first["observation"] == without_rules(env, native_first)
         total = 0.0
         for action, want in zip(actions, expected, strict=True):
             sent = " ".join(action) if env == "wordle" else action  # AgentGym's Wordle prompt spells words out
@@ -122,14 +125,29 @@ def test_env_idx_family_answers_as_agentgyms_webshop_server(servers):
     assert body["done"] and body["reward"] == 1.0
 
 
-def test_a_task_index_past_both_splits_is_an_error(servers):
-    client = AgentGymStyleClient(servers[("maze", "compat")], "/maze", "game")
-    info = httpx.get(servers[("maze", "native")] + "/info").json()
-    past = info["splits"]["train"] + info["splits"]["test"]
-    answer = client.http.post("/reset", json={"game": past, "id": client.id}).json()
+def without_rules(env: str, observation: str) -> str:
+    """What AgentGym's server answers for a first observation of this project (its client shows the rules)."""
+    from agentenv import profiles, registry
+
+    native = registry.load(env)
+    rules = routes_of(profiles.split_options(native, native.agentgym.options)[0]).rules
+    return observation[len(rules) + 1:] if rules and observation.startswith(rules + "\n") else observation
+
+
+@pytest.mark.parametrize("env", ["babyai", "maze"])
+def test_a_task_index_past_every_split_is_an_error(servers, env):
+    """babyai's index space is its train tasks, then its test tasks; maze's (its agentgym profile) the 25
+    upstream games, once."""
+    prefix, key = ("/maze", "game") if env == "maze" else ("", "data_idx")
+    client = AgentGymStyleClient(servers[(env, "compat")], prefix, key)
+    info = httpx.get(servers[(env, "native")] + "/info").json()
+    order = ("test",) if env == "maze" else ("train", "test")
+    past = sum(info["splits"][s] for s in order)
+    answer = client.http.post("/reset", json={key: past, "id": client.id}).json()
     assert "not valid" in answer["error"]
-    test_first = client.reset(info["splits"]["train"])  # the first test task
-    assert test_first["observation"] == EnvClient(servers[("maze", "native")]).create(0, "test").observation
+    last = client.reset(past - 1)  # the last test task
+    expected = EnvClient(servers[(env, "native")]).create(info["splits"]["test"] - 1, "test").observation
+    assert last["observation"] == without_rules(env, expected)
 
 
 class Replay(Policy):

@@ -116,7 +116,7 @@ def test_info_serves_every_declared_field():
             "env": "meta", "splits": counts, "max_turns": 7, "action_format": "code",
             "action_hint": "one SQL query", "code_language": "sql", "instruction": "Answer with SQL.", "tools": [],
             "success_threshold": 0.5, "max_sessions": 2, "step_timeout": 5.0,
-            "options": {"size": 5, "label": "plain"}, "version": "3", "fingerprint": fingerprint,
+            "options": {"size": 5, "label": "plain"}, "version": "3", "fingerprint": fingerprint, "profile": "native",
         }
         assert len(fingerprint) == 16 and int(fingerprint, 16) >= 0
         # the third split is a split like the others

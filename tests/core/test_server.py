@@ -40,7 +40,7 @@ def test_health_and_info(echo_url):
     assert len(info.pop("fingerprint")) == 16
     assert info == {"action_hint": "any text", "code_language": None, "instruction": "", "tools": [],
                     "success_threshold": 1.0, "max_sessions": 1024, "step_timeout": None, "options": {},
-                    "version": "1"}
+                    "version": "1", "profile": "native"}
 
 
 def test_episode_through_every_route(client):

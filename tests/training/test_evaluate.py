@@ -654,6 +654,27 @@ def test_agenteval_suite_plays_exactly_the_published_items_and_reports_agentgyms
     assert maze["episodes"] == maze["tasks"] == 3 and {"agentgym_score", "agentgym_success"} <= set(maze)
     assert [t["agentgym_index"] for t in result["trajectories"]] == [3, 8, 3]
     assert "no AgentEval list" in result["not_run"]["wordle"]
-    assert "plays this project's own tasks, not AgentEval's" in result["not_run"]["babyai"]
-    assert "not run: babyai: its server here plays this project's own tasks" in proc.stdout
+    assert "no agentgym profile here, and its own tasks are not AgentEval's" in result["not_run"]["babyai"]
+    assert "not run: babyai: it has no agentgym profile here" in proc.stdout
     assert refused.returncode == 2 and "no environment of --suite agenteval can run here: babyai" in refused.stderr
+
+
+def test_agenteval_suite_offline_in_the_agentgym_profile(tmp_path):
+    """With no server given, an environment with an agentgym profile plays AgentEval's items on this project's
+    server in that profile (upstream index N = its task N): ``--policy expert`` solves them all; a server given
+    that plays the native tasks is refused with the way out."""
+    (tmp_path / "items" / "eval").mkdir(parents=True)
+    (tmp_path / "items" / "eval" / "lmrlgym_maze_test.json").write_text(
+        json.dumps([{"item_id": f"lmrlgym_maze_{i}"} for i in (24, 0, 16)]))
+    out = tmp_path / "agenteval.json"
+    proc = cli("--suite", "agenteval", "--items", str(tmp_path / "items"), "--env", "maze", "--policy", "expert",
+               "--output", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    maze = load(out)["envs"]["maze"]
+    assert (maze["tasks"], maze["success_rate"], maze["agentgym_score"], maze["agentgym_success"]) == (3, 1.0, 1.0, 1.0)
+    assert [t["agentgym_index"] for t in load(out)["trajectories"]] == [24, 0, 16]
+    assert "maze" in proc.stdout and "agentgym_score" in proc.stdout  # the table
+    with ServerProcess("maze") as native:
+        refused = cli("--suite", "agenteval", "--items", str(tmp_path / "items"), "--env", "maze", "--policy",
+                      "expert", "--server", f"maze={native.url}", "--quiet")
+    assert refused.returncode == 2 and "give none (its agentgym profile is served)" in refused.stderr

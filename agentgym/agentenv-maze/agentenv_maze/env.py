@@ -8,6 +8,7 @@ of the LMRL-Gym maze task).
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -71,10 +72,12 @@ class MazeEnv(Environment):
     Options = MazeOptions
     max_turns = 2 * MAX_DIST
     #: AgentGym's LMRL-Gym server: /maze/..., the task index is the "game" (26 start positions upstream)
+    #: (its 26th index, the goal cell, fails to reset upstream); ``--compat agentgym`` serves the agentgym profile
     agentgym = AgentGymRoutes(
         item_prefix="lmrlgym_maze", prefix="/maze", reset_key="game",
-        upstream_splits={"train": (0, 26), "test": (0, 26)},
+        upstream_splits={"train": (0, 25), "test": (0, 25)}, options={"profile": "agentgym"},
         has_close=False, hello="This is environment LMRL-Gym.")
+    profiles = MappingProxyType({"agentgym": "agentenv_maze.agentgym_profile:AgentGymMazeEnv"})
     action_hint = "one of: move up, move down, move left, move right"
 
     def __init__(self) -> None:

@@ -13,7 +13,9 @@ import hashlib
 import json
 import random
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
@@ -90,6 +92,10 @@ class Environment(ABC):
     server_memory_mb: ClassVar[int | None] = None
     #: the server options this environment takes (``agentenv serve NAME --option KEY=VALUE``)
     Options: ClassVar[type[BaseModel]] = NoOptions
+    #: which rule set this class is (agentenv.profiles): "native" for the environment's own tasks
+    profile: ClassVar[str] = "native"
+    #: the other profiles of this environment, chosen by ``--option profile=NAME``: name -> "module:Class"
+    profiles: ClassVar[Mapping[str, str]] = MappingProxyType({})
 
     #: set by the runtime before the first reset: what :meth:`load_shared` built, and the options
     shared: Any = None
@@ -111,7 +117,8 @@ class Environment(ABC):
     def fingerprint(cls, counts: dict[str, int], options: BaseModel) -> str:
         """Identifies the task set a server serves (datasets built from another one are stale).
         By default: name, version, task counts and options; override to hash loaded data."""
-        blob = json.dumps([cls.name, cls.version, counts, options.model_dump(mode="json")], sort_keys=True)
+        blob = json.dumps([cls.name, cls.version, counts, options.model_dump(mode="json")]
+                          + ([cls.profile] if cls.profile != "native" else []), sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def initial_observation(self, task_id: int, split: Split) -> str | None:

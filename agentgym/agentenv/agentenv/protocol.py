@@ -99,6 +99,7 @@ class InfoResponse(BaseModel):
     options: dict[str, Any] = {}
     version: str = ""
     fingerprint: str = ""  # identifies the task set (datasets built from another are stale)
+    profile: str = "native"  # which rule set (agentenv.profiles): "native", "agentgym", ...
 
 
 class TaskObservation(BaseModel):

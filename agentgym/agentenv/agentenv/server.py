@@ -28,7 +28,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agentenv import processes
+from agentenv import processes, profiles
 from agentenv.env import Environment, Split
 from agentenv.errors import (
     AgentEnvError,
@@ -155,8 +155,9 @@ class EnvService:
     """Protocol semantics on top of the session table, independent of HTTP routing."""
 
     def __init__(self, env_cls: type[Environment], config: ServerConfig) -> None:
+        env_cls, options = profiles.split_options(env_cls, config.options)
         self.env_cls, self.config = env_cls, config
-        self.options = parse_options(env_cls, config.options)
+        self.options = parse_options(env_cls, options)
         cap = env_cls.max_sessions
         self.sessions = SessionTable(min(config.max_sessions, cap) if cap else config.max_sessions, config.session_ttl)
         threads = config.threads or min(64, (os.cpu_count() or 2) * 8)
@@ -189,7 +190,7 @@ class EnvService:
         return {"env": cls.name, "splits": self.task_counts, "max_turns": cls.max_turns, **cls.describe(),
                 "success_threshold": float(cls.success_threshold), "max_sessions": self.sessions.max_sessions,
                 "step_timeout": cls.step_timeout, "options": self.options.model_dump(mode="json"),
-                "version": cls.version, "fingerprint": self.fingerprint}
+                "version": cls.version, "fingerprint": self.fingerprint, "profile": cls.profile}
 
     def new_env(self) -> Environment:
         env = self.env_cls()

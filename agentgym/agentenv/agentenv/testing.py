@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentenv import profiles
 from agentenv.env import Environment, StepResult
 from agentenv.server import ServerConfig, bind_socket, create_app, parse_options, run_event_loop
 
@@ -366,10 +367,16 @@ class _Checker:
             from agentenv import registry
 
             try:
-                loaded = registry.load(name)
-            except (KeyError, TypeError) as e:
-                raise AssertionError(f"{name}: not registered (entry point group agentenv.envs): {e}") from None
-            assert loaded is cls, f"{name}: the registry loads {loaded!r}, not {cls!r}"
+                loaded = profiles.resolve(registry.load(name), cls.profile)
+            except (KeyError, TypeError, ValueError) as e:
+                raise AssertionError(f"{name}: not registered (entry point group agentenv.envs, its profiles): "
+                                     f"{e}") from None
+            assert loaded is cls, f"{name}: the registry loads {loaded!r} for profile {cls.profile!r}, not {cls!r}"
+        for profile in cls.profiles:  # each listed profile loads, names this environment and says which it is
+            try:
+                profiles.resolve(cls, profile)
+            except (ImportError, AttributeError, TypeError) as e:
+                raise AssertionError(f"{name}: profile {profile!r}: {e}") from None
         assert isinstance(cls.version, str) and cls.version, f"{name}: version must be a non-empty string"
         splits = tuple(cls.splits)
         assert {"train", "test"} <= set(splits) and len(set(splits)) == len(splits), \
@@ -434,7 +441,8 @@ class _Checker:
             for path, method in routes.extras.items():
                 assert path.startswith("/") and callable(getattr(cls, method, None)), \
                     f"{name}: AgentGym extra route {path} names no method {method!r}"
-            parse_options(cls, {**routes.options, **self.raw})
+            served, rest = profiles.split_options(cls, {**routes.options, **self.raw})
+            parse_options(served, rest)
 
     def require_tasks(self) -> None:
         for split, ids in self.tasks.items():
@@ -588,6 +596,13 @@ class _Checker:
             return
         name, split = self.name, self.served_split
         raw = {**routes.options, **self.raw}
+        served_cls, rest = profiles.split_options(self.cls, raw)
+        if served_cls is not self.cls:  # AgentGym's routes serve another profile: check that one's
+            first_split = served_cls.agentgym.index_order[0]
+            n = served_cls.task_counts(None)[first_split]
+            check_environment(served_cls, options=rest, splits=(first_split,), limit=0,
+                              served=sorted({0, n - 1}), checks=("agentgym",), observation_key=self.key)
+            return
         options = parse_options(self.cls, raw)
         shared = self.shared if options == self.options else self._load(options)
         counts = {str(k): v for k, v in self.cls.task_counts(shared).items()}
@@ -650,11 +665,17 @@ class _Checker:
                         first = answer["observation"]
                     if routes.first_observation == "available_actions" and self.key is None:
                         assert answer.get("available_actions") == ep.available[0], f"{where}: /reset's actions"
+                # AgentGym's server answers without the rules its client shows first
+                upstream_first = ep.first_observation
+                if routes.rules:
+                    assert upstream_first.startswith(routes.rules + "\n"), \
+                        f"{where}: the first observation does not start with the profile's rules"
+                    upstream_first = upstream_first[len(routes.rules) + 1:]
                 if first is not None:
-                    assert self.same(first, ep.first_observation), \
-                        f"{where}: /reset gave {_short(first)}, reset in process {_short(ep.first_observation)}"
+                    assert self.same(first, upstream_first), \
+                        f"{where}: /reset gave {_short(first)}, reset in process {_short(upstream_first)}"
                 observed = call("GET", "/observation", params={key: handle})
-                assert self.same(observed, ep.first_observation), f"{where}: GET /observation after /reset"
+                assert self.same(observed, upstream_first), f"{where}: GET /observation after /reset"
                 if self.key is None:
                     actions = call("GET", "/available_actions", params={key: handle})
                     assert actions == ep.available[0], f"{where}: GET /available_actions after /reset"

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from agentenv import registry
+from agentenv import profiles, registry
 from agentenv.addresses import AGENTGYM_SCHEME, is_agentgym_url, split_url
 from agentenv.errors import (
     AgentEnvError,
@@ -53,7 +53,9 @@ class AgentGymClient:
     def __init__(self, url: str, *, token: str | None = None, timeout: float = 300.0,
                  items: str | Path | None = None, **_: Any) -> None:
         self.base_url, self.env = split_url(url)
-        self.env_cls = registry.load(self.env)
+        native = registry.load(self.env)
+        # upstream's turn limit, instruction and rules where a profile reproduces them
+        self.env_cls = profiles.resolve(native, "agentgym") if "agentgym" in native.profiles else native
         self.routes = routes_of(self.env_cls)
         root = agentgym_items.items_root(items)
         self.items = agentgym_items.load(root, self.routes.item_prefix or self.env) if root else None
@@ -143,6 +145,8 @@ class AgentGymClient:
         else:
             observation = await self._call("GET", self._path("/observation"),
                                            params={self.routes.handle: int(env_id)})
+        if self.routes.rules:  # what AgentGym's client shows first, in this project's words
+            observation = f"{self.routes.rules}\n{observation}"
         self._returns[env_id], self._scores[env_id] = 0.0, 0.0
         self._observations[env_id] = str(observation)
         return Created(env_id, str(observation), {"agentgym_index": index})

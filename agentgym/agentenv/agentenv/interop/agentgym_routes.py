@@ -69,8 +69,12 @@ class AgentGymRoutes:
     extras: Mapping[str, str] = field(default_factory=dict)
     #: what GET / answers
     hello: str = "This is an agentenv environment in AgentGym's protocol."
-    #: server options ``--compat agentgym`` applies unless given (e.g. AgentGym's own action set)
+    #: server options ``--compat agentgym`` applies unless given (e.g. AgentGym's own action set, its profile)
     options: Mapping[str, Any] = field(default_factory=dict)
+    #: the game's rules, which AgentGym's client (not its server) shows before the first observation: a
+    #: profile's first observation is ``rules + "\n" + observation``, its AgentGym routes answer without them,
+    #: and driving an original server the client puts them in front (in this project's words)
+    rules: str = ""
 
     @property
     def id_family(self) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from agentenv import profiles
 from agentenv.env import Environment
 from agentenv.errors import AgentEnvError, EpisodeDone, SessionNotFound, TaskNotFound
 from agentenv.interop.agentgym_routes import routes_of
@@ -28,9 +29,11 @@ __all__ = ["create_agentgym_app"]
 def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastAPI:
     """An app that answers AgentGym's routes for ``env_cls`` on top of the protocol v1 runtime (the
     same sessions, limits, TTL, shared data and child-process care)."""
-    routes = routes_of(env_cls)
     config = config or ServerConfig()
-    config = dataclasses.replace(config, options={**routes.options, **config.options})
+    options = {**routes_of(env_cls).options, **config.options}  # the agentgym profile by default, where there is one
+    env_cls, _ = profiles.split_options(env_cls, options)
+    routes = routes_of(env_cls)  # the profile's routes: upstream index N is its task N
+    config = dataclasses.replace(config, options={**routes.options, **options})
     service = EnvService(env_cls, config)
     app = FastAPI(title=f"agentenv {env_cls.name} (AgentGym routes)", lifespan=service_lifespan(service))
     app.state.service = service
@@ -68,6 +71,10 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         return {"id": handle, "observation": observation, "reward": reward,
                 "score": round(scores[handle] * (routes.score_scale or 1.0), 9), "done": done, "deleted": False,
                 "available_actions": actions, **extra}
+
+    def without_rules(observation: str) -> str:  # AgentGym's client, not its server, shows the rules
+        head = routes.rules + "\n"
+        return observation[len(head):] if routes.rules and observation.startswith(head) else observation
 
     async def body_of(request: Request) -> dict[str, Any]:
         try:
@@ -109,7 +116,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         handles[handle], scores[handle], indices[handle] = created["env_id"], 0.0, index
         if not routes.id_family:
             return handle
-        return {"id": handle, "observation": created["observation"], "reward": 0.0, "done": False}
+        return {"id": handle, "observation": without_rules(created["observation"]), "reward": 0.0, "done": False}
 
     @app.post(p + "/reset")
     async def reset(request: Request) -> Any:
@@ -125,7 +132,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         except (AgentEnvError, ValueError, TypeError) as e:
             return fail(e if isinstance(e, AgentEnvError) else AgentEnvError(str(e), status=422))
         scores[handle] = 0.0
-        obs = created["observation"]
+        obs = without_rules(created["observation"])
         if routes.reset_returns == "pair":
             return [obs, None]
         if routes.reset_returns == "string":
@@ -159,7 +166,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         try:
             env_id = session_of(request.query_params.get(key))
             if what == "observation":
-                return await service.observation(env_id)
+                return without_rules(await service.observation(env_id))
             if what == "available_actions":
                 return await service.available_actions(env_id)
             sess = service.sessions.get(env_id)
@@ -190,7 +197,8 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         except (AgentEnvError, ValueError) as e:
             return fail(e if isinstance(e, AgentEnvError) else AgentEnvError(str(e), status=422))
         sess = service.sessions.get(handles[handle])
-        return {"observation": obs, "done": sess.done, "reward": scores.get(handle, 0.0), "deleted": False}
+        return {"observation": without_rules(obs), "done": sess.done, "reward": scores.get(handle, 0.0),
+                "deleted": False}
 
     @app.post(p + "/close")
     async def close(request: Request) -> Any:

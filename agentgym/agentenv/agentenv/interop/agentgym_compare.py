@@ -1,0 +1,194 @@
+"""Does a server answer as AgentGym's own does? Replays scripted episodes on two AgentGym-protocol servers.
+
+The check behind an environment's ``agentgym`` profile (:mod:`agentenv.profiles`): AgentGym's original server
+(its repository's code, run by the user) and this project's server under ``--compat agentgym`` are reset to the
+same upstream indices (AgentEval's items) and sent the same actions; every answer's observation, reward and
+done must agree. The actions are scripted from the profile itself (a few random moves, a reply in AgentGym's
+``Thought: ... Action: ...`` form, text that is no action, then the expert to the end; every fifth item plays
+random moves to the turn limit instead), so they reach walls, invalid actions, successes and failures.
+
+``--record FILE`` keeps the upstream server's answers, so the comparison can be repeated without it
+(``--replay FILE``): that is how the test suite checks a profile where the upstream server cannot be installed.
+
+    python -m agentenv.interop.agentgym_compare maze --items AgentItemId --upstream http://127.0.0.1:36001 \\
+        --record maze_upstream.json
+    python -m agentenv.interop.agentgym_compare maze --replay maze_upstream.json   # against a fresh local server
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import json
+import random
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from agentenv import profiles, registry
+from agentenv.env import Environment
+from agentenv.interop import agentgym_items
+from agentenv.interop.agentgym_routes import AgentGymRoutes, routes_of
+from agentenv.server_process import ServerProcess
+
+#: the fields of an answer that must agree (what AgentGym's clients read)
+FIELDS = ("observation", "reward", "done")
+PROBES = 6  # random moves before the scripted replies
+
+
+def profile_class(name: str) -> type[Environment]:
+    native = registry.load(name)
+    if "agentgym" not in native.profiles:
+        raise SystemExit(f"{name} has no agentgym profile (profiles: {', '.join(profiles.available(native))})")
+    return profiles.resolve(native, "agentgym")
+
+
+def script(env_cls: type[Environment], index: int) -> list[str]:
+    """The actions played on upstream index ``index``: decided on the profile (seeded by the index), so
+    they are the same wherever they are replayed."""
+    rng = random.Random(index)
+    env = env_cls()
+    env.reset(index, "test")
+    actions: list[str] = []
+
+    def play(action: str) -> bool:
+        actions.append(action)
+        return env.step(action).done
+
+    if index % 5 == 0:  # to the turn limit (or a lucky success)
+        while len(actions) < env_cls.max_turns and not play(env.random_action(rng)):
+            pass
+        return actions
+    for _ in range(PROBES):
+        if play(env.random_action(rng)):
+            return actions
+    if play(f"Thought:\nI will go on.\n\nAction:\n{env.expert_action()}") or play("I am not sure what to do"):
+        return actions
+    while len(actions) < env_cls.max_turns and not play(env.expert_action()):
+        pass
+    return actions
+
+
+def read_recording(path: str | Path) -> dict[str, Any]:
+    """A recording written by ``--record`` (gzip-compressed when its name ends in ``.gz``)."""
+    path = Path(path)
+    data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    return json.loads(data)
+
+
+def write_recording(path: str | Path, recording: dict[str, Any]) -> None:
+    path = Path(path)
+    data = (json.dumps(recording, indent=1) + "\n").encode()
+    path.write_bytes(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)
+
+
+def _answer(body: Any, routes: AgentGymRoutes) -> dict[str, Any]:
+    if isinstance(body, list):  # ("pair" reset answers)
+        body = {"observation": body[0]}
+    elif isinstance(body, str):
+        body = {"observation": body}
+    out = {k: body.get(k) for k in FIELDS if k in body}
+    if routes.step_observation in body and routes.step_observation != "observation":
+        out["observation"] = body[routes.step_observation]
+    return out
+
+
+def play_server(url: str, routes: AgentGymRoutes, index: int, actions: Sequence[str]) -> dict[str, Any]:
+    """One episode on an AgentGym-protocol server: its reset's and steps' answers (the compared fields)."""
+    p = url.rstrip("/") + routes.prefix.rstrip("/")
+    with httpx.Client(timeout=60) as http:
+        body = dict(routes.create_body) if routes.create_body is not None else None
+        if routes.create_key:
+            body = {**(body or {}), routes.create_key: index}
+        created = http.post(p + "/create", **({"json": body} if body is not None else {})).json()
+        handle = created["id"] if isinstance(created, dict) else int(created)
+        reset = http.post(p + "/reset", json={routes.handle: handle, routes.reset_key: index,
+                                             **routes.reset_extra}).json()
+        steps = [_answer(http.post(p + "/step", json={routes.handle: handle, "action": a}).json(), routes)
+                 for a in actions]
+        if routes.has_close:
+            http.post(p + "/close", json={routes.handle: handle})
+    return {"index": index, "reset": {"observation": _answer(reset, routes).get("observation")},
+            "actions": list(actions), "steps": steps}
+
+
+def differences(expected: dict[str, Any], got: dict[str, Any]) -> list[str]:
+    """Where two plays of the same item disagree (empty: identical)."""
+    out = []
+    where = f"item {expected['index']}"
+    if expected["reset"] != got["reset"]:
+        out.append(f"{where} reset: {expected['reset']!r} != {got['reset']!r}")
+    for turn, (a, b) in enumerate(zip(expected["steps"], got["steps"], strict=True), 1):
+        if a != b:
+            out.append(f"{where} step {turn} ({expected['actions'][turn - 1]!r}): {a!r} != {b!r}")
+    return out
+
+
+def record(name: str, url: str, indices: Sequence[int]) -> dict[str, Any]:
+    cls = profile_class(name)
+    routes = routes_of(cls)
+    return {"env": name, "profile_version": cls.version, "server": url,
+            "items": [play_server(url, routes, i, script(cls, i)) for i in indices]}
+
+
+def compare(recording: dict[str, Any], url: str) -> list[str]:
+    """Replays a recording's actions on ``url``; the differences."""
+    routes = routes_of(profile_class(recording["env"]))
+    out: list[str] = []
+    for item in recording["items"]:
+        out += differences(item, play_server(url, routes, item["index"], item["actions"]))
+    return out
+
+
+@contextlib.contextmanager
+def _local_server(name: str) -> Iterator[str]:
+    """This project's server of ``name`` under ``--compat agentgym`` (its agentgym profile), on loopback."""
+    proc = ServerProcess(name, extra_args=["--compat", "agentgym"])
+    try:
+        proc.launch()
+        yield proc.wait_ready(120)
+    finally:
+        proc.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("env")
+    p.add_argument("--upstream", help="URL of AgentGym's own server of the environment")
+    p.add_argument("--ours", help="URL of this project's server under --compat agentgym (default: start one)")
+    p.add_argument("--items", help="AgentItemId directory (default $AGENTGYM_ITEMS): the indices played")
+    p.add_argument("--limit", type=int, default=None, help="play only the first N items")
+    p.add_argument("--record", help="write the upstream server's answers to this file")
+    p.add_argument("--replay", help="compare with a recording instead of a running upstream server")
+    args = p.parse_args(argv)
+    if args.replay:
+        recording = read_recording(args.replay)
+    else:
+        if not args.upstream:
+            p.error("give --upstream URL or --replay FILE")
+        root = agentgym_items.items_root(args.items)
+        if root is None:
+            p.error("give --items DIR (AgentItemId) or set $AGENTGYM_ITEMS")
+        indices = agentgym_items.load(root, routes_of(profile_class(args.env)).item_prefix or args.env).test
+        recording = record(args.env, args.upstream, indices[:args.limit])
+        if args.record:
+            write_recording(args.record, recording)
+    recording["items"] = recording["items"][:args.limit]
+    if args.ours:
+        diffs = compare(recording, args.ours)
+    else:
+        with _local_server(args.env) as url:
+            diffs = compare(recording, url)
+    steps = sum(len(item["steps"]) for item in recording["items"])
+    for line in diffs[:50]:
+        print(line)
+    print(f"{args.env}: {len(recording['items'])} items, {steps} steps, {len(diffs)} differences")
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
