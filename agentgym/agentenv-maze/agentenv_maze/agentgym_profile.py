@@ -13,6 +13,9 @@ reproduced, from the public code of AgentGym (``agentenv-lmrlgym``) and LMRL-Gym
 - reaching the goal answers ``Success\\n`` with reward 1 and ends the episode; every other move pays 0 (the
   server's reward function: no penalty for walls or unknown text); after 50 moves that did not reach the
   goal, the next action answers ``Failure\\n`` with reward -1 and ends it;
+- the turn limit: AgentGym's evaluation plays maze for 15 rounds (its ``max_round``), so ``max_turns`` is 15;
+  under ``--compat agentgym`` the runtime does not cut episodes (upstream's server does not), and the 51st
+  action is the failure;
 - tasks: the 25 start cells AgentEval's items ``lmrlgym_maze_0`` .. ``_24`` name. Upstream's list has a
   26th entry, the goal cell itself: its server fails to reset it (LMRL-Gym asserts the start is not the
   goal), so index 25 is not a task here (AgentTraj's training list names it 39 times).
@@ -106,10 +109,12 @@ class AgentGymMazeEnv(Environment):
     name = "maze"
     profile = "agentgym"
     version = "agentgym-1"
-    max_turns = MAX_MOVES + 1  # the 51st action is answered "Failure" by the environment itself
+    #: AgentGym evaluates maze for 15 rounds (its max_round); its server itself fails the 51st action
+    max_turns = 15
     instruction = "You are an expert at finding the way through mazes."
     action_hint = "one of: move up, move down, move left, move right"
-    agentgym = dataclasses.replace(MazeEnv.agentgym, index_order=("test",), options={}, rules=RULES)
+    agentgym = dataclasses.replace(MazeEnv.agentgym, index_order=("test",), options={}, rules=RULES,
+                                   server_truncates=False)
 
     def __init__(self) -> None:
         self._pos: Cell = STARTS[0]

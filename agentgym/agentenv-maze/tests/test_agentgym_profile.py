@@ -24,7 +24,7 @@ RECORDING = Path(__file__).resolve().parents[3] / "tests" / "data" / "agentgym" 
 
 @pytest.mark.parametrize("part", checks_for(AgentGymMazeEnv))
 def test_check_environment(part):
-    """The SDK's contract; the expert solves all 25 games within upstream's 50 moves."""
+    """The SDK's contract; the expert solves all 25 games within AgentGym's 15 rounds."""
     report = check_environment(AgentGymMazeEnv, checks=(part,), splits=("test", "train"), thoughts=True,
                                served=(0, 24))
     for episode in report.episodes:
@@ -36,7 +36,7 @@ def test_the_option_chooses_the_profile_and_info_says_which():
     assert profiles.available(MazeEnv) == ["native", "agentgym"]
     with serve_in_thread(MazeEnv, ServerConfig(options={"profile": "agentgym"})) as url:
         info = httpx.get(url + "/info").json()
-    assert (info["profile"], info["splits"], info["max_turns"]) == ("agentgym", {"train": 25, "test": 25}, 51)
+    assert (info["profile"], info["splits"], info["max_turns"]) == ("agentgym", {"train": 25, "test": 25}, 15)
     with serve_in_thread(MazeEnv) as url:
         native = httpx.get(url + "/info").json()
     assert native["profile"] == "native" and native["fingerprint"] != info["fingerprint"]

@@ -5,7 +5,7 @@ The check behind an environment's ``agentgym`` profile (:mod:`agentenv.profiles`
 same upstream indices (AgentEval's items) and sent the same actions; every answer's observation, reward and
 done must agree. The actions are scripted from the profile itself (a few random moves, a reply in AgentGym's
 ``Thought: ... Action: ...`` form, text that is no action, then the expert to the end; every fifth item plays
-random moves to the turn limit instead), so they reach walls, invalid actions, successes and failures.
+60 random moves instead, past any turn limit), so they reach walls, invalid actions, successes and failures.
 
 ``--record FILE`` keeps the upstream server's answers, so the comparison can be repeated without it
 (``--replay FILE``): that is how the test suite checks a profile where the upstream server cannot be installed.
@@ -38,6 +38,7 @@ from agentenv.server_process import ServerProcess
 #: the fields of an answer that must agree (what AgentGym's clients read)
 FIELDS = ("observation", "reward", "done")
 PROBES = 6  # random moves before the scripted replies
+LONG = 60  # most actions of an episode (the long random ones: every fifth item)
 
 
 def profile_class(name: str) -> type[Environment]:
@@ -59,8 +60,8 @@ def script(env_cls: type[Environment], index: int) -> list[str]:
         actions.append(action)
         return env.step(action).done
 
-    if index % 5 == 0:  # to the turn limit (or a lucky success)
-        while len(actions) < env_cls.max_turns and not play(env.random_action(rng)):
+    if index % 5 == 0:  # a long random episode: past the turn limits (or to a lucky success)
+        while len(actions) < LONG and not play(env.random_action(rng)):
             pass
         return actions
     for _ in range(PROBES):
@@ -68,7 +69,7 @@ def script(env_cls: type[Environment], index: int) -> list[str]:
             return actions
     if play(f"Thought:\nI will go on.\n\nAction:\n{env.expert_action()}") or play("I am not sure what to do"):
         return actions
-    while len(actions) < env_cls.max_turns and not play(env.expert_action()):
+    while len(actions) < LONG and not play(env.expert_action()):
         pass
     return actions
 

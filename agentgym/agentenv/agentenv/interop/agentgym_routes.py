@@ -75,6 +75,9 @@ class AgentGymRoutes:
     #: profile's first observation is ``rules + "\n" + observation``, its AgentGym routes answer without them,
     #: and driving an original server the client puts them in front (in this project's words)
     rules: str = ""
+    #: the original server ends episodes at the environment's ``max_turns`` too; False where it has no turn limit
+    #: of its own (a profile's ``max_turns`` is then AgentGym's evaluation round limit, its client's business)
+    server_truncates: bool = True
 
     @property
     def id_family(self) -> bool:

@@ -35,6 +35,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
     routes = routes_of(env_cls)  # the profile's routes: upstream index N is its task N
     config = dataclasses.replace(config, options={**routes.options, **options})
     service = EnvService(env_cls, config)
+    service.truncates = routes.server_truncates
     app = FastAPI(title=f"agentenv {env_cls.name} (AgentGym routes)", lifespan=service_lifespan(service))
     app.state.service = service
     handles: dict[int, str] = {}  # AgentGym handle -> session id
