@@ -57,21 +57,13 @@ def _die_with_parent() -> None:
     """A verl process started by a launcher that may be killed outright (torchrun's SFT workers run in
     sessions of their own, so killing the launcher's process group does not reach them): with
     ``$OPENMANUS_DIE_WITH_PARENT`` set to the pid of the process that started its parent (the one that
-    ran torchrun), the kernel sends it SIGTERM when its parent dies. A parent that died before this ran
-    (a kill during the seconds a worker spends importing) sends nothing: the process, re-parented to a
-    subreaper or init, finds its grandparent changed and ends itself instead of waiting forever for a
-    rendezvous."""
-    value = os.environ.get(DIE_WITH_PARENT, "")
-    if not value.isdigit() or "parent_checked" in _status:  # once: the variable is rewritten below
-        return
-    _status["parent_checked"] = True
-    import signal
+    ran torchrun), the kernel sends it SIGTERM when its parent dies, and a process orphaned before this ran
+    (a kill during the seconds a worker spends importing) ends itself instead of waiting forever for a
+    rendezvous (:func:`agentenv.processes.die_with_launcher`)."""
+    from agentenv.processes import die_with_launcher
 
-    from agentenv.processes import die_with_parent
-
-    if die_with_parent(signal.SIGTERM, grandparent=int(value)):
+    if die_with_launcher(DIE_WITH_PARENT):
         _status["dies_with_parent"] = True
-    os.environ[DIE_WITH_PARENT] = str(os.getppid())  # for this process's own children (data loaders, ...)
 
 
 def _setup() -> None:

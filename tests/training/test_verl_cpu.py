@@ -452,7 +452,8 @@ def test_a_worker_whose_launcher_died_before_it_armed_the_signal_ends_itself(tmp
     case a check for ppid 1 missed)."""
     pid_file = tmp_path / "worker.pid"
     worker = (f"import os, time; time.sleep(1.0); open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
-              "import openmanus_rl.verl_cpu.plugin; time.sleep(60)")  # as verl loads it
+              "from agentenv.processes import die_with_launcher; die_with_launcher('OPENMANUS_DIE_WITH_PARENT'); "
+              "time.sleep(60)")  # what openmanus_rl.verl_cpu.plugin does in every verl process
     launcher = f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {worker!r}])"  # exits at once
     reaper = subprocess.Popen([sys.executable, "-c", _REAPER.format(subreaper=subreaper, launcher=launcher)],
                               stdout=subprocess.PIPE, text=True)
@@ -478,11 +479,12 @@ def test_a_worker_whose_launcher_died_before_it_armed_the_signal_ends_itself(tmp
 def test_a_worker_whose_launcher_lives_keeps_running():
     """The other side of the check above: a worker whose parent (torchrun) and grandparent (the launcher
     named in the variable) are alive arms the signal and goes on."""
-    worker = ("import os; from openmanus_rl.verl_cpu.plugin import plugin_status; "
-              "print(plugin_status().get('dies_with_parent'), "
+    worker = ("import os; from agentenv.processes import die_with_launcher; "
+              "print(die_with_launcher('OPENMANUS_DIE_WITH_PARENT'), die_with_launcher('OPENMANUS_DIE_WITH_PARENT'), "
               "os.environ['OPENMANUS_DIE_WITH_PARENT'] == str(os.getppid()))")
     launcher = (f"import subprocess, sys; sys.exit(subprocess.run([sys.executable, '-c', {worker!r}]).returncode)")
     out = subprocess.run([sys.executable, "-c", launcher], capture_output=True, text=True, timeout=60,
                          env={**os.environ, "OPENMANUS_DIE_WITH_PARENT": str(os.getpid())})
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip() == "True True"  # armed; its own children will check for this process's parent
+    # armed once; its own children will check for this process's parent
+    assert out.stdout.strip() == "True None True"

@@ -78,6 +78,24 @@ def die_with_parent(sig: int = signal.SIGTERM, *, parent: int | None = None,
     return _arm(_libc_prctl(), sig, parent, sig)
 
 
+_launchers_checked: set[str] = set()
+
+
+def die_with_launcher(variable: str, sig: int = signal.SIGTERM) -> bool | None:
+    """:func:`die_with_parent` for a process whose launcher named itself in ``$variable`` (its pid: the process
+    that started this one's parent, e.g. the one that ran torchrun for torchrun's workers): the process ends
+    itself at once if its grandparent is no longer that launcher. Then the variable names this process's parent,
+    so its own children (data loaders, ...) check the same way. Once per process and variable; None when the
+    variable holds no pid (or was checked already), else whether the signal is armed."""
+    value = os.environ.get(variable, "")
+    if not value.isdigit() or variable in _launchers_checked:
+        return None
+    _launchers_checked.add(variable)
+    armed = die_with_parent(sig, grandparent=int(value))
+    os.environ[variable] = str(os.getppid())
+    return armed
+
+
 def die_with_parent_preexec(sig: int = signal.SIGKILL) -> Callable[[], None]:
     """A ``preexec_fn`` for ``subprocess.Popen`` that makes the child die with the calling process:
     the kernel sends it ``sig`` when the thread that forks it exits (fork from a long-lived thread),
