@@ -10,6 +10,7 @@ expert are this package's.
 from __future__ import annotations
 
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -70,7 +71,8 @@ class TextCraftEnv(Environment):
     #: AgentGym's TextCraft server: "data_idx" indexes its 544 depth-sorted goals (no split upstream); its
     #: client sends a body with /create and reads the observation /create returns
     agentgym = AgentGymRoutes(reset_key="data_idx", create_body={}, hello="This is environment TextCraft.",
-                              upstream_splits={"train": (0, 544), "test": (0, 544)})
+                              upstream_splits={"train": (0, 544), "test": (0, 544)}, options={"profile": "agentgym"})
+    profiles = MappingProxyType({"agentgym": "agentenv_textcraft.agentgym_profile:AgentGymTextCraftEnv"})
     success_threshold = 1.0
     action_format = "text"
     action_hint = "get N item | craft N item using N ingredient, ... | inventory"

@@ -601,7 +601,8 @@ class _Checker:
             first_split = served_cls.agentgym.index_order[0]
             n = served_cls.task_counts(None)[first_split]
             check_environment(served_cls, options=rest, splits=(first_split,), limit=0,
-                              served=sorted({0, n - 1}), checks=("agentgym",), observation_key=self.key)
+                              served=[t for t in self.served if t < n] or [0], checks=("agentgym",),
+                              observation_key=self.key)
             return
         options = parse_options(self.cls, raw)
         shared = self.shared if options == self.options else self._load(options)

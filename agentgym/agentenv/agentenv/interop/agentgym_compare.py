@@ -48,11 +48,18 @@ def profile_class(name: str) -> type[Environment]:
     return profiles.resolve(native, "agentgym")
 
 
-def script(env_cls: type[Environment], index: int) -> list[str]:
+def _instance(env_cls: type[Environment], options: dict[str, Any]) -> Environment:
+    parsed = env_cls.Options(**options)
+    env = env_cls()
+    env.options, env.shared = parsed, env_cls.load_shared(parsed)
+    return env
+
+
+def script(env_cls: type[Environment], index: int, options: dict[str, Any] | None = None) -> list[str]:
     """The actions played on upstream index ``index``: decided on the profile (seeded by the index), so
     they are the same wherever they are replayed."""
     rng = random.Random(index)
-    env = env_cls()
+    env = _instance(env_cls, options or {})
     env.reset(index, "test")
     actions: list[str] = []
 
@@ -117,38 +124,55 @@ def play_server(url: str, routes: AgentGymRoutes, index: int, actions: Sequence[
             "actions": list(actions), "steps": steps}
 
 
-def differences(expected: dict[str, Any], got: dict[str, Any]) -> list[str]:
-    """Where two plays of the same item disagree (empty: identical)."""
+def differences(expected: dict[str, Any], got: dict[str, Any], view: Any = None) -> list[str]:
+    """Where two plays of the same item disagree (empty: identical). ``view``: what of a first observation
+    must agree, where upstream itself does not fix all of it (the profile's ``agentgym_task_view``)."""
     out = []
     where = f"item {expected['index']}"
-    if expected["reset"] != got["reset"]:
-        out.append(f"{where} reset: {expected['reset']!r} != {got['reset']!r}")
+    first = [expected["reset"].get("observation"), got["reset"].get("observation")]
+    if view is not None and all(isinstance(o, str) for o in first):
+        first = [view(o) for o in first]
+    if first[0] != first[1]:
+        out.append(f"{where} reset: {first[0]!r} != {first[1]!r}")
     for turn, (a, b) in enumerate(zip(expected["steps"], got["steps"], strict=True), 1):
         if a != b:
             out.append(f"{where} step {turn} ({expected['actions'][turn - 1]!r}): {a!r} != {b!r}")
     return out
 
 
-def record(name: str, url: str, indices: Sequence[int]) -> dict[str, Any]:
+def record(name: str, url: str, indices: Sequence[int], options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Upstream's answers to the scripted episodes; ``options``: the profile's options that match how the
+    upstream server runs (kept in the recording: a replay starts this project's server with them)."""
     cls = profile_class(name)
     routes = routes_of(cls)
-    return {"env": name, "profile_version": cls.version, "server": url,
-            "items": [play_server(url, routes, i, script(cls, i)) for i in indices]}
+    return {"env": name, "profile_version": cls.version, "server": url, "options": dict(options or {}),
+            "items": [play_server(url, routes, i, script(cls, i, options)) for i in indices]}
+
+
+def task_view(env_name: str, options: dict[str, Any]) -> Any:
+    """The profile's view of a first observation (None: all of it must agree)."""
+    cls = profile_class(env_name)
+    hook = getattr(cls, "agentgym_task_view", None)
+    if hook is None:
+        return None
+    env = _instance(cls, options)
+    return lambda observation: hook(env, observation)
 
 
 def compare(recording: dict[str, Any], url: str) -> list[str]:
     """Replays a recording's actions on ``url``; the differences."""
     routes = routes_of(profile_class(recording["env"]))
+    view = task_view(recording["env"], recording.get("options") or {})
     out: list[str] = []
     for item in recording["items"]:
-        out += differences(item, play_server(url, routes, item["index"], item["actions"]))
+        out += differences(item, play_server(url, routes, item["index"], item["actions"]), view)
     return out
 
 
 @contextlib.contextmanager
-def _local_server(name: str) -> Iterator[str]:
+def _local_server(name: str, options: dict[str, Any] | None = None) -> Iterator[str]:
     """This project's server of ``name`` under ``--compat agentgym`` (its agentgym profile), on loopback."""
-    proc = ServerProcess(name, extra_args=["--compat", "agentgym"])
+    proc = ServerProcess(name, extra_args=["--compat", "agentgym"], options=options or None)
     try:
         proc.launch()
         yield proc.wait_ready(120)
@@ -165,7 +189,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=None, help="play only the first N items")
     p.add_argument("--record", help="write the upstream server's answers to this file")
     p.add_argument("--replay", help="compare with a recording instead of a running upstream server")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an option of the profile matching how the upstream server runs (e.g. file_order=sorted)")
     args = p.parse_args(argv)
+    options = dict(item.split("=", 1) for item in args.option)
     if args.replay:
         recording = read_recording(args.replay)
     else:
@@ -175,14 +202,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if root is None:
             p.error("give --items DIR (AgentItemId) or set $AGENTGYM_ITEMS")
         indices = agentgym_items.load(root, routes_of(profile_class(args.env)).item_prefix or args.env).test
-        recording = record(args.env, args.upstream, indices[:args.limit])
+        recording = record(args.env, args.upstream, indices[:args.limit], options)
         if args.record:
             write_recording(args.record, recording)
     recording["items"] = recording["items"][:args.limit]
     if args.ours:
         diffs = compare(recording, args.ours)
     else:
-        with _local_server(args.env) as url:
+        with _local_server(args.env, recording.get("options")) as url:
             diffs = compare(recording, url)
     steps = sum(len(item["steps"]) for item in recording["items"])
     for line in diffs[:50]:
