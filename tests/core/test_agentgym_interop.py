@@ -28,9 +28,10 @@ ENVS = ("maze", "wordle", "babyai", "textcraft", "webshop", "alfworld")
 @pytest.fixture(scope="module")
 def servers():
     """A native and an AgentGym-compatible server per environment."""
-    # babyai's compat server uses AgentGym's own action set by default, maze's its agentgym profile: their
-    # native twins are told to as well
-    options = {"babyai": {"action_set": "agentgym"}, "maze": {"profile": "agentgym"}}
+    # babyai's compat server uses AgentGym's own action set by default, maze's and textcraft's their agentgym
+    # profiles: their native twins are told to as well
+    options = {"babyai": {"action_set": "agentgym"}, "maze": {"profile": "agentgym"},
+               "textcraft": {"profile": "agentgym"}}
     procs = {(n, mode): ServerProcess(n, extra_args=["--compat", "agentgym"] if mode == "compat" else [],
                                       options=options.get(n) if mode == "native" else None)
              for n in ENVS for mode in ("native", "compat")}
