@@ -21,6 +21,8 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from openmanus_rl.verl_args import override_key
+
 _ADDRESS = "ray_kwargs.ray_init.address"
 _CPUS = "ray_kwargs.ray_init.num_cpus"
 _GPUS = "ray_kwargs.ray_init.num_gpus"
@@ -35,7 +37,7 @@ def _setting(args: Sequence[str], key: str) -> str | None:
     found = None
     for a in args:
         k, sep, v = a.partition("=")
-        if sep and k.lstrip("+~") == key:
+        if sep and override_key(k) == key:
             found = v
     return found
 
@@ -122,7 +124,7 @@ def join_cluster(cmd: Sequence[str], placement: Mapping[str, Any], worker_env: M
     address = _joined_address(placement)
     if address is None:  # no cluster to join: verl starts its own Ray, as its preset says
         return [*cmd, *runtime_env]
-    keep = [a for a in cmd if a.partition("=")[0].lstrip("+~") not in (_ADDRESS, _CPUS, _GPUS)]
+    keep = [a for a in cmd if override_key(a) not in (_ADDRESS, _CPUS, _GPUS)]
     # an existing cluster's resources are its own: ray.init refuses num_cpus/num_gpus when joining one
     return [*keep, f"+{_ADDRESS}={_quoted(address)}", f"{_CPUS}=null", f"+{_GPUS}=null", *runtime_env]
 

@@ -30,7 +30,7 @@ from openmanus_rl.agent_registration import CONFIG_VAR, SETTINGS_VAR, write_agen
 from openmanus_rl.horizon import TurnSchedule
 from openmanus_rl.launch import clear_errors, env_options, is_setting, launcher_parser, parse_launcher_args, run_verl
 from openmanus_rl.model_presets import model_overrides, resolve_model_path
-from openmanus_rl.verl_args import default_preset, format_value, render
+from openmanus_rl.verl_args import default_preset, format_value, override_key, render
 
 SETTING_FLAGS = ("env_name", "steps", "minutes", "output_dir", "replicas")  # flags that set a key of the config
 GROUP_KEYS = ("model", "model_preset", "algo", "preset", "machine")  # key=value forms of the group flags
@@ -60,7 +60,7 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
     except configs.ConfigError as e:
         raise SystemExit(f"train_ppo.sh: {e}") from None
     given = {k: v for k, v in (e.split("=", 1) for e in extra) if k in GROUP_KEYS}
-    settings = [e for e in extra if e.split("=", 1)[0] not in GROUP_KEYS and is_setting(base, _bare(e))]
+    settings = [e for e in extra if e.split("=", 1)[0] not in GROUP_KEYS and is_setting(base, override_key(e))]
     preset = args.preset or given.get("preset") or given.get("machine") or str(base.preset)
     preset = default_preset() if preset == "auto" else preset
     machines = [m for m in configs.options("machine") if not m.endswith("_sft")]
@@ -79,7 +79,8 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
         raise SystemExit(f"train_ppo.sh: {e}") from None
     flags = [f"++{f}={format_value(getattr(args, f))}" for f in SETTING_FLAGS if getattr(args, f) is not None]
     try:
-        cfg = configs.compose(experiment, [*chosen, *flags, *(f"++{_bare(e)}={e.split('=', 1)[1]}" for e in settings)])
+        given = [f"++{override_key(e)}={e.split('=', 1)[1]}" for e in settings]
+        cfg = configs.compose(experiment, [*chosen, *flags, *given])
     except configs.ConfigError as e:
         raise SystemExit(f"train_ppo.sh: {e}") from None
     OmegaConf.set_struct(cfg, False)
@@ -88,10 +89,6 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
     if cfg.output_dir is None:
         cfg.output_dir = f"outputs/{cfg.env_name.replace(',', '+')}-{cfg.algo}"
     return cfg
-
-
-def _bare(setting: str) -> str:
-    return setting.split("=", 1)[0].lstrip("+~")
 
 
 def training_model(cfg: DictConfig) -> dict[str, Any]:
@@ -124,8 +121,8 @@ def prepare_model(model: dict[str, Any], train_files: Sequence[Path], out: Path)
 def experiment_settings(cfg: DictConfig) -> dict[str, Any]:
     """verl's settings as this run gives them (keys without hydra's ``+``): the composed ``verl:`` block (machine,
     experiment, model, algorithm), then the command line's, later ones winning."""
-    merged = {k.lstrip("+~"): v for k, v in OmegaConf.to_container(cfg.verl).items()}
-    merged.update({k.lstrip("+~"): v for k, v in (_key_value(e) for e in cfg.verl_extra)})
+    merged = {override_key(k): v for k, v in OmegaConf.to_container(cfg.verl).items()}
+    merged.update({override_key(k): v for k, v in (_key_value(e) for e in cfg.verl_extra)})
     return merged
 
 

@@ -98,8 +98,13 @@ def format_value(value: Any) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def override_key(setting: str) -> str:
+    """The key a hydra override sets, without its ``+``/``++``/``~`` prefix: ``+a.b=1`` -> ``a.b``."""
+    return setting.partition("=")[0].lstrip("+~")
+
+
 def _split_key(key: str) -> tuple[str, str]:
-    stripped = key.lstrip("+~")
+    stripped = override_key(key)
     return key[: len(key) - len(stripped)], stripped
 
 
