@@ -13,7 +13,9 @@ import hashlib
 import json
 import random
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from py4j.protocol import Py4JError
@@ -132,7 +134,10 @@ class SciWorldEnv(Environment):
     # 23 task types (all but grow-plant/fruit, inclined planes and genetics), 4,639 in all
     agentgym: ClassVar[AgentGymRoutes] = AgentGymRoutes(
         reset_key="data_idx", score_scale=100.0, first_observation="task_description",
-        hello="This is environment ScienceWorld.", upstream_splits={"train": (0, 4639), "test": (0, 4639)})
+        hello="This is environment ScienceWorld.", upstream_splits={"train": (0, 4639), "test": (0, 4639)},
+        options={"profile": "agentgym"})
+    profiles: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {"agentgym": "agentenv_sciworld.agentgym_profile:AgentGymSciWorldEnv"})
 
     def __init__(self) -> None:
         self._sim: Simulator | None = None

@@ -600,9 +600,9 @@ class _Checker:
         if served_cls is not self.cls:  # AgentGym's routes serve another profile: check that one's
             first_split = served_cls.agentgym.index_order[0]
             n = served_cls.task_counts(None)[first_split]
-            check_environment(served_cls, options=rest, splits=(first_split,), limit=0,
-                              served=[t for t in self.served if t < n] or [0], checks=("agentgym",),
-                              observation_key=self.key)
+            served = list(served_cls.agentgym.check_tasks) or [t for t in self.served if t < n] or [0]
+            check_environment(served_cls, options=rest, splits=(first_split,), limit=0, served=served,
+                              checks=("agentgym",), observation_key=self.key)
             return
         options = parse_options(self.cls, raw)
         shared = self.shared if options == self.options else self._load(options)
@@ -691,7 +691,9 @@ class _Checker:
                     assert self.same(got[routes.step_observation], want.observation), \
                         f"{turn}: /step's observation {_short(got[routes.step_observation])}, in process " \
                         f"{_short(want.observation)}"
-                    assert got["done"] == want.done and math.isclose(got["reward"], want.reward, abs_tol=1e-9), \
+                    scale = (routes.score_scale or 1.0) if routes.id_family else 1.0  # in the server's scale
+                    assert got["done"] == want.done and math.isclose(got["reward"], want.reward * scale,
+                                                                     abs_tol=1e-9), \
                         f"{turn}: /step's reward and done {got['reward']}, {got['done']}; in process " \
                         f"{want.reward}, {want.done}"
                     if routes.id_family and self.key is None and not want.done:

@@ -35,8 +35,8 @@ from agentenv.interop import agentgym_items
 from agentenv.interop.agentgym_routes import AgentGymRoutes, routes_of
 from agentenv.server_process import ServerProcess
 
-#: the fields of an answer that must agree (what AgentGym's clients read)
-FIELDS = ("observation", "reward", "done")
+#: the fields of an answer that must agree (what AgentGym's clients read), where upstream's answer has them
+FIELDS = ("observation", "reward", "score", "done")
 PROBES = 6  # random moves before the scripted replies
 LONG = 60  # most actions of an episode (the long random ones: every fifth item)
 
@@ -135,6 +135,7 @@ def differences(expected: dict[str, Any], got: dict[str, Any], view: Any = None)
     if first[0] != first[1]:
         out.append(f"{where} reset: {first[0]!r} != {first[1]!r}")
     for turn, (a, b) in enumerate(zip(expected["steps"], got["steps"], strict=True), 1):
+        b = {k: b.get(k) for k in a}
         if a != b:
             out.append(f"{where} step {turn} ({expected['actions'][turn - 1]!r}): {a!r} != {b!r}")
     return out

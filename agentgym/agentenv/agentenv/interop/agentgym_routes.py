@@ -78,6 +78,9 @@ class AgentGymRoutes:
     #: the original server ends episodes at the environment's ``max_turns`` too; False where it has no turn limit
     #: of its own (a profile's ``max_turns`` is then AgentGym's evaluation round limit, its client's business)
     server_truncates: bool = True
+    #: upstream indices that ``check_environment`` plays through these routes when the check of another profile
+    #: delegates to this one (quick tasks its expert solves within ``max_turns``); empty: the check's own
+    check_tasks: tuple[int, ...] = ()
 
     @property
     def id_family(self) -> bool:

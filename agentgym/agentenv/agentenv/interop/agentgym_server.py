@@ -65,13 +65,16 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
             return JSONResponse({"error": err.message})
         return JSONResponse(err.to_body(), status_code=err.status)
 
-    async def state(handle: int, observation: str, reward: float, done: bool, extra: Mapping[str, Any]) -> dict:
+    async def state(handle: int, observation: str, reward: float, done: bool, extra: Mapping[str, Any],
+                    info: Mapping[str, Any] | None = None) -> dict:
         scores[handle] = scores.get(handle, 0.0) + reward
         env_id = handles[handle]
         actions = await service.available_actions(env_id) if not done else []
-        return {"id": handle, "observation": observation, "reward": reward,
-                "score": round(scores[handle] * (routes.score_scale or 1.0), 9), "done": done, "deleted": False,
-                "available_actions": actions, **extra}
+        scale = routes.score_scale or 1.0  # a score server's "reward" is the change of its score, in its scale
+        # a profile that knows upstream's running score says it (it may count what the reset did)
+        score = (info or {}).get("agentgym_score", scores[handle] * scale)
+        return {"id": handle, "observation": observation, "reward": round(reward * scale, 9),
+                "score": round(score, 9), "done": done, "deleted": False, "available_actions": actions, **extra}
 
     def without_rules(observation: str) -> str:  # AgentGym's client, not its server, shows the rules
         head = routes.rules + "\n"
@@ -161,7 +164,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         if not routes.id_family:
             return {routes.step_observation: result["observation"], "reward": result["reward"],
                     "done": result["done"], "info": None}
-        return await state(handle, result["observation"], result["reward"], result["done"], {})
+        return await state(handle, result["observation"], result["reward"], result["done"], {}, result.get("info"))
 
     async def read(request: Request, what: str) -> Any:
         try:
