@@ -51,6 +51,12 @@ class AgentGymSciWorldEnv(SciWorldEnv):
     agentgym: ClassVar[AgentGymRoutes] = dataclasses.replace(
         SciWorldEnv.agentgym, index_order=("test",), options={}, server_truncates=False, check_tasks=(1396, 2936))
 
+    @staticmethod
+    def agentgym_observation_key(observation: str) -> list[str]:
+        """What of an observation two runs of ScienceWorld agree on: its lines in any order (the simulator lists
+        objects in an order of its own, upstream's server too)."""
+        return sorted(observation.splitlines())
+
     @classmethod
     def num_tasks(cls, split: Split) -> int:
         if split not in cls.splits:

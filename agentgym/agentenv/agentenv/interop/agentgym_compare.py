@@ -124,18 +124,21 @@ def play_server(url: str, routes: AgentGymRoutes, index: int, actions: Sequence[
             "actions": list(actions), "steps": steps}
 
 
-def differences(expected: dict[str, Any], got: dict[str, Any], view: Any = None) -> list[str]:
+def differences(expected: dict[str, Any], got: dict[str, Any], view: Any = None, key: Any = None) -> list[str]:
     """Where two plays of the same item disagree (empty: identical). ``view``: what of a first observation
-    must agree, where upstream itself does not fix all of it (the profile's ``agentgym_task_view``)."""
+    must agree, where upstream itself does not fix all of it (the profile's ``agentgym_task_view``); ``key``:
+    what of any observation must agree, where the simulator itself varies (``agentgym_observation_key``)."""
     out = []
     where = f"item {expected['index']}"
     first = [expected["reset"].get("observation"), got["reset"].get("observation")]
-    if view is not None and all(isinstance(o, str) for o in first):
-        first = [view(o) for o in first]
+    if all(isinstance(o, str) for o in first):
+        first = [view(o) if view is not None else key(o) if key is not None else o for o in first]
     if first[0] != first[1]:
         out.append(f"{where} reset: {first[0]!r} != {first[1]!r}")
     for turn, (a, b) in enumerate(zip(expected["steps"], got["steps"], strict=True), 1):
         b = {k: b.get(k) for k in a}
+        if key is not None and isinstance(a.get("observation"), str) and isinstance(b.get("observation"), str):
+            a, b = {**a, "observation": key(a["observation"])}, {**b, "observation": key(b["observation"])}
         if a != b:
             out.append(f"{where} step {turn} ({expected['actions'][turn - 1]!r}): {a!r} != {b!r}")
     return out
@@ -164,9 +167,10 @@ def compare(recording: dict[str, Any], url: str) -> list[str]:
     """Replays a recording's actions on ``url``; the differences."""
     routes = routes_of(profile_class(recording["env"]))
     view = task_view(recording["env"], recording.get("options") or {})
+    key = getattr(profile_class(recording["env"]), "agentgym_observation_key", None)
     out: list[str] = []
     for item in recording["items"]:
-        out += differences(item, play_server(url, routes, item["index"], item["actions"]), view)
+        out += differences(item, play_server(url, routes, item["index"], item["actions"]), view, key)
     return out
 
 
