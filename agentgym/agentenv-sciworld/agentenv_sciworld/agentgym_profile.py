@@ -6,8 +6,10 @@ What is reproduced, from the public code of AgentGym's ``agentenv-sciworld`` ser
   fruit, both inclined-plane types and the three genetics types: ids 5-1, 5-2, 9-1..9-3, 10-1, 10-2), in
   ScienceWorld's own task order (``scienceworld.constants.ID2TASK``), variations in order: 4,639 tasks, index
   N the N-th (AgentEval's 200 items are indices 536-4336);
-- **the reset**: the variation loaded without simplifications, the task description, then ``look around``
-  sent as a real step (it counts as a move), whose answer is the first observation after the description;
+- **the reset**: the variation loaded without simplifications into a simulator that loaded nothing before (a
+  fresh JVM, as upstream's first reset of a handle: a JVM that loaded another task first lists objects in
+  another order and drifts temperatures), the task description, then ``look around`` sent as a real step (it
+  counts as a move), whose answer is the first observation after the description;
 - **a step**: the action goes to the simulator as given (nothing refused, nothing added); reward and score
   are the simulator's raw ones (score 0-100, -100 on a failed task, the reward its change, negative too);
   the episode ends where ScienceWorld's Python API ends it: the task completed or failed, or more than 100
@@ -20,14 +22,16 @@ The simulator is the same one (``scienceworld`` 1.2.3's jar): observations are t
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from typing import Any, ClassVar
 
 from scienceworld.constants import ID2TASK
 
 from agentenv import Split, StepResult
 from agentenv.interop.agentgym_routes import AgentGymRoutes
-from agentenv_sciworld import tasks
+from agentenv_sciworld import expert, tasks
 from agentenv_sciworld.env import SciWorldEnv
+from agentenv_sciworld.simulator import DEFAULT_JAVA_OPTS, Simulator
 
 #: the task types AgentGym's server leaves out
 EXCLUDED = frozenset({"5-1", "5-2", "9-1", "9-2", "9-3", "10-1", "10-2"})
@@ -50,6 +54,33 @@ class AgentGymSciWorldEnv(SciWorldEnv):
     # check_tasks: power-component and find-living-thing, variation 0 (the expert: 8 and 10 steps)
     agentgym: ClassVar[AgentGymRoutes] = dataclasses.replace(
         SciWorldEnv.agentgym, index_order=("test",), options={}, server_truncates=False, check_tasks=(1396, 2936))
+
+    def _simulator(self) -> Simulator:
+        """A JVM started as ScienceWorldEnv starts it (no extra options, a callback server): the simulator's
+        choices that hang on object identities (the order of an ambiguity's choices, a thermometer's reading)
+        then come out as on upstream's server. The options' ``java_opts`` still apply where given."""
+        if self._sim is None or not self._sim.alive():
+            self._close_simulator()
+            opts = self._options()
+            java_opts = () if opts.java_opts == " ".join(DEFAULT_JAVA_OPTS) else shlex.split(opts.java_opts)
+            self._sim = Simulator(self, opts.jar_path, opts.java, java_opts, callback_server=True)
+        return self._sim
+
+    def gold_path(self) -> expert.GoldPath:
+        """The gold sequence, from a JVM of its own (the native class reloads the session's simulator, whose
+        world would then no longer be the one upstream plays)."""
+        if self._gold is None:
+            assert self._task is not None
+            helper = Simulator(self, self._options().jar_path, self._options().java, callback_server=True)
+            try:
+                helper.load(self._task.name, self._task.variation, "", generateGoldPath=True)
+                gold = expert.GoldPath([str(a) for a in helper.get_gold_action_sequence()])
+            finally:
+                helper.close()
+            for action in self._history:
+                gold.observe(action)
+            self._gold, self._actions = gold, None
+        return self._gold
 
     @staticmethod
     def agentgym_observation_key(observation: str) -> list[str]:
@@ -77,24 +108,31 @@ class AgentGymSciWorldEnv(SciWorldEnv):
 
     def reset(self, task_id: int, split: Split = "test", seed: int | None = None) -> tuple[str, dict[str, Any]]:
         task = self.task(split, task_id)
+        if self._task is not None:  # a world loaded into a JVM that loaded another first is not the same world
+            self._close_simulator()
         sim = self._load(task, gold=False)
         self._task, self._gold, self._actions, self._done = task, None, None, False
         self._description = str(sim.get_task_description())
-        look, score, _ = sim.act("look around")  # a real step upstream
-        self._history, self._native = ["look around"], score
+        sim.lastStepScore = 0
+        look, _, _, infos = sim.step("look around")  # a real step upstream
+        self._history, self._native = ["look around"], int(infos["score"])
         self._obs = f"{self._description}\n{look}"
         return self._obs, {**self._info(), "agentgym_index": task_id}
 
     def step(self, action: str) -> StepResult:
         if self._task is None or self._sim is None:
             return StepResult("Call reset before step.", valid=False)
-        obs, score, completed = self._sim.act(action)
+        # ScienceWorldEnv.step itself, as upstream calls it: besides the step it asks the simulator for the look,
+        # the inventory and the valid actions, which the simulator's later answers depend on (the order of an
+        # ambiguity's choices, a thermometer's reading); the native class skips them for speed
+        self._sim.envStepLimit = STEP_LIMIT
+        obs, _, done, infos = self._sim.step(action)
+        score = int(infos["score"])
         self._history.append(action)
         self._actions = None
         if self._gold is not None:
             self._gold.observe(action)
         change, self._native = score - self._native, score
-        done = completed or score < 0 or self._sim.get_num_moves() > STEP_LIMIT
         self._obs, self._done = obs, done
         # what AgentGym's server answers (its "score", 0-100) and its client reports for the step (score / 100)
         return StepResult(obs, reward=change / 100, done=done, success=done and score >= 100, score=score / 100,

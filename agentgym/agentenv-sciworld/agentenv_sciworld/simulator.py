@@ -20,7 +20,7 @@ import weakref
 from collections.abc import Sequence
 from typing import IO, Any
 
-from py4j.java_gateway import GatewayParameters, JavaGateway, find_jar_path
+from py4j.java_gateway import CallbackServerParameters, GatewayParameters, JavaGateway, find_jar_path
 from scienceworld import ScienceWorldEnv
 from scienceworld.constants import BASEPATH, JAR_PATH
 
@@ -57,7 +57,8 @@ class Simulator(ScienceWorldEnv):
     """``ScienceWorldEnv`` with a JVM owned by ``owner`` (an environment instance, see module doc)."""
 
     def __init__(self, owner: Any, jar_path: str | None = None, java: str = "java",
-                 java_opts: Sequence[str] = DEFAULT_JAVA_OPTS, start_timeout: float = 120.0) -> None:
+                 java_opts: Sequence[str] = DEFAULT_JAVA_OPTS, start_timeout: float = 120.0,
+                 callback_server: bool = False) -> None:
         # no super().__init__(): it would launch a JVM of its own; the attributes its methods read are set here
         self._closed = False
         self._proc: subprocess.Popen | None = None
@@ -93,7 +94,12 @@ class Simulator(ScienceWorldEnv):
         # stuck JVM before a step timeout can kill it (seen once in CI). The JVM lives only as long as its session.
         self._gateway = JavaGateway(gateway_parameters=GatewayParameters(port=port, auto_field=True, auto_close=True,
                                                                          enable_memory_management=False),
-                                    java_process=proc)
+                                    callback_server_parameters=CallbackServerParameters(port=0, daemonize=True)
+                                    if callback_server else None, java_process=proc)
+        if callback_server:  # as ScienceWorldEnv connects: the JVM then runs as upstream's (see agentgym_profile)
+            server = self._gateway.java_gateway_server
+            server.resetCallbackClient(server.getCallbackClient().getAddress(),
+                                       self._gateway.get_callback_server().get_listening_port())
         self.server = self._gateway.jvm.scienceworld.runtime.pythonapi.PythonInterface()
         # what ScienceWorldEnv's methods expect to find
         self.taskName = ""
