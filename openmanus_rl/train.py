@@ -79,8 +79,8 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
         raise SystemExit(f"train_ppo.sh: {e}") from None
     flags = [f"++{f}={format_value(getattr(args, f))}" for f in SETTING_FLAGS if getattr(args, f) is not None]
     try:
-        given = [f"++{override_key(e)}={e.split('=', 1)[1]}" for e in settings]
-        cfg = configs.compose(experiment, [*chosen, *flags, *given])
+        overrides = [f"++{override_key(e)}={e.split('=', 1)[1]}" for e in settings]
+        cfg = configs.compose(experiment, [*chosen, *flags, *overrides])
     except configs.ConfigError as e:
         raise SystemExit(f"train_ppo.sh: {e}") from None
     OmegaConf.set_struct(cfg, False)

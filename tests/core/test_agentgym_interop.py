@@ -131,8 +131,7 @@ def without_rules(env: str, observation: str) -> str:
     from agentenv import profiles, registry
 
     native = registry.load(env)
-    rules = routes_of(profiles.split_options(native, native.agentgym.options)[0]).rules
-    return observation[len(rules) + 1:] if rules and observation.startswith(rules + "\n") else observation
+    return routes_of(profiles.split_options(native, native.agentgym.options)[0]).without_rules(observation)
 
 
 @pytest.mark.parametrize("env", ["babyai", "maze"])

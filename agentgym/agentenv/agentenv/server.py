@@ -76,6 +76,9 @@ class ServerConfig:
     threads: int | None = None  # environment thread pool size
     #: the environment's options as given (``--option KEY=VALUE``, a config file); parsed by its Options model
     options: dict[str, Any] = field(default_factory=dict)
+    #: the runtime ends an episode at the class's max_turns (AgentGym's routes of a profile whose original server
+    #: has no turn limit switch it off: there max_turns is AgentGym's evaluation round limit)
+    truncate: bool = True
 
 
 class Guard:
@@ -165,9 +168,6 @@ class EnvService:
         self.shared: Any = None
         self.task_counts: dict[str, int] = {}
         self.fingerprint = ""
-        #: the runtime ends an episode at the class's max_turns (AgentGym's routes of a profile whose original
-        #: server has no turn limit switch it off: there max_turns is AgentGym's evaluation round limit)
-        self.truncates = True
         self._started = False
         self._start_lock = asyncio.Lock()
 
@@ -290,7 +290,7 @@ class EnvService:
             raise EpisodeDone(f"episode of {sess.env_id} has ended; reset or close it")
         result = self.guarded(sess.env.step, action)
         sess.turns += 1
-        truncated = not result.done and self.truncates and sess.turns >= self.env_cls.max_turns
+        truncated = not result.done and self.config.truncate and sess.turns >= self.env_cls.max_turns
         sess.done = bool(result.done) or truncated
         info = dict(result.info)
         info.update(success=bool(result.success), score=float(result.score), valid=bool(result.valid),

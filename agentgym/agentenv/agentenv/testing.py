@@ -637,9 +637,7 @@ class _Checker:
                     f"{name} AgentGym GET {path}: {_short(hello.text)}, not {routes.hello!r}"
             for task_id, ep in native.items():
                 where, index = f"{name} AgentGym {split}/{task_id} (index {start + task_id})", start + task_id
-                body = dict(routes.create_body) if routes.create_body is not None else None
-                if routes.create_key:
-                    body = {**(body or {}), routes.create_key: index}
+                body = routes.create_json(index)
                 created = call("POST", "/create", **({"json": body} if body is not None else {}))
                 handle = created["id"] if routes.id_family else created
                 assert type(handle) is int, f"{where}: /create answered {_short(created)}, no handle"
@@ -667,11 +665,9 @@ class _Checker:
                     if routes.first_observation == "available_actions" and self.key is None:
                         assert answer.get("available_actions") == ep.available[0], f"{where}: /reset's actions"
                 # AgentGym's server answers without the rules its client shows first
-                upstream_first = ep.first_observation
-                if routes.rules:
-                    assert upstream_first.startswith(routes.rules + "\n"), \
-                        f"{where}: the first observation does not start with the profile's rules"
-                    upstream_first = upstream_first[len(routes.rules) + 1:]
+                upstream_first = routes.without_rules(ep.first_observation)
+                assert routes.with_rules(upstream_first) == ep.first_observation, \
+                    f"{where}: the first observation does not start with the profile's rules"
                 if first is not None:
                     assert self.same(first, upstream_first), \
                         f"{where}: /reset gave {_short(first)}, reset in process {_short(upstream_first)}"

@@ -117,9 +117,7 @@ class AgentGymClient:
 
     async def create(self, task_id: int, split: str = "train", seed: int | None = None):
         index = self._index(task_id, split)
-        body = dict(self.routes.create_body) if self.routes.create_body is not None else None
-        if self.routes.create_key:
-            body = {**(body or {}), self.routes.create_key: index}
+        body = self.routes.create_json(index)
         created = await self._call("POST", self._path("/create"), **({"json": body} if body is not None else {}))
         handle = created["id"] if isinstance(created, dict) else int(created)
         env_id = str(handle)
@@ -145,8 +143,7 @@ class AgentGymClient:
         else:
             observation = await self._call("GET", self._path("/observation"),
                                            params={self.routes.handle: int(env_id)})
-        if self.routes.rules:  # what AgentGym's client shows first, in this project's words
-            observation = f"{self.routes.rules}\n{observation}"
+        observation = self.routes.with_rules(str(observation))  # what AgentGym's client shows first
         self._returns[env_id], self._scores[env_id] = 0.0, 0.0
         self._observations[env_id] = str(observation)
         return Created(env_id, str(observation), {"agentgym_index": index})

@@ -18,12 +18,11 @@ done must agree. The actions are scripted from the profile itself (a few random 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gzip
 import json
 import random
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -109,9 +108,7 @@ def play_server(url: str, routes: AgentGymRoutes, index: int, actions: Sequence[
     """One episode on an AgentGym-protocol server: its reset's and steps' answers (the compared fields)."""
     p = url.rstrip("/") + routes.prefix.rstrip("/")
     with httpx.Client(timeout=60) as http:
-        body = dict(routes.create_body) if routes.create_body is not None else None
-        if routes.create_key:
-            body = {**(body or {}), routes.create_key: index}
+        body = routes.create_json(index)
         created = http.post(p + "/create", **({"json": body} if body is not None else {})).json()
         handle = created["id"] if isinstance(created, dict) else int(created)
         reset = http.post(p + "/reset", json={routes.handle: handle, routes.reset_key: index,
@@ -165,24 +162,14 @@ def task_view(env_name: str, options: dict[str, Any]) -> Any:
 
 def compare(recording: dict[str, Any], url: str) -> list[str]:
     """Replays a recording's actions on ``url``; the differences."""
-    routes = routes_of(profile_class(recording["env"]))
+    cls = profile_class(recording["env"])
+    routes = routes_of(cls)
     view = task_view(recording["env"], recording.get("options") or {})
-    key = getattr(profile_class(recording["env"]), "agentgym_observation_key", None)
+    key = getattr(cls, "agentgym_observation_key", None)
     out: list[str] = []
     for item in recording["items"]:
         out += differences(item, play_server(url, routes, item["index"], item["actions"]), view, key)
     return out
-
-
-@contextlib.contextmanager
-def _local_server(name: str, options: dict[str, Any] | None = None) -> Iterator[str]:
-    """This project's server of ``name`` under ``--compat agentgym`` (its agentgym profile), on loopback."""
-    proc = ServerProcess(name, extra_args=["--compat", "agentgym"], options=options or None)
-    try:
-        proc.launch()
-        yield proc.wait_ready(120)
-    finally:
-        proc.stop()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -214,8 +201,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.ours:
         diffs = compare(recording, args.ours)
     else:
-        with _local_server(args.env, recording.get("options")) as url:
-            diffs = compare(recording, url)
+        # this project's server of the environment under --compat agentgym (its agentgym profile), on loopback
+        with ServerProcess(args.env, extra_args=["--compat", "agentgym"],
+                           options=recording.get("options") or None) as ours:
+            diffs = compare(recording, ours.url)
     steps = sum(len(item["steps"]) for item in recording["items"])
     for line in diffs[:50]:
         print(line)

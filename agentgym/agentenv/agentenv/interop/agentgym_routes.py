@@ -86,6 +86,22 @@ class AgentGymRoutes:
     def id_family(self) -> bool:
         return self.handle == "id"
 
+    def create_json(self, index: int) -> dict[str, Any] | None:
+        """The body AgentGym's client sends with /create for task ``index`` (None: no body)."""
+        body = dict(self.create_body) if self.create_body is not None else None
+        if self.create_key:
+            body = {**(body or {}), self.create_key: index}
+        return body
+
+    def with_rules(self, observation: str) -> str:
+        """A first observation as AgentGym's client shows it: the rules (where its client has them) in front."""
+        return f"{self.rules}\n{observation}" if self.rules else observation
+
+    def without_rules(self, observation: str) -> str:
+        """A first observation as AgentGym's server answers it: without the rules its client shows."""
+        head = self.rules + "\n"
+        return observation[len(head):] if self.rules and observation.startswith(head) else observation
+
 
 def routes_of(env_cls: type[Environment]) -> AgentGymRoutes:
     routes = getattr(env_cls, "agentgym", None)

@@ -33,9 +33,8 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
     options = {**routes_of(env_cls).options, **config.options}  # the agentgym profile by default, where there is one
     env_cls, _ = profiles.split_options(env_cls, options)
     routes = routes_of(env_cls)  # the profile's routes: upstream index N is its task N
-    config = dataclasses.replace(config, options={**routes.options, **options})
+    config = dataclasses.replace(config, options={**routes.options, **options}, truncate=routes.server_truncates)
     service = EnvService(env_cls, config)
-    service.truncates = routes.server_truncates
     app = FastAPI(title=f"agentenv {env_cls.name} (AgentGym routes)", lifespan=service_lifespan(service))
     app.state.service = service
     handles: dict[int, str] = {}  # AgentGym handle -> session id
@@ -75,10 +74,6 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         score = (info or {}).get("agentgym_score", scores[handle] * scale)
         return {"id": handle, "observation": observation, "reward": round(reward * scale, 9),
                 "score": round(score, 9), "done": done, "deleted": False, "available_actions": actions, **extra}
-
-    def without_rules(observation: str) -> str:  # AgentGym's client, not its server, shows the rules
-        head = routes.rules + "\n"
-        return observation[len(head):] if routes.rules and observation.startswith(head) else observation
 
     async def body_of(request: Request) -> dict[str, Any]:
         try:
@@ -120,7 +115,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         handles[handle], scores[handle], indices[handle] = created["env_id"], 0.0, index
         if not routes.id_family:
             return handle
-        return {"id": handle, "observation": without_rules(created["observation"]), "reward": 0.0, "done": False}
+        return {"id": handle, "observation": routes.without_rules(created["observation"]), "reward": 0.0, "done": False}
 
     @app.post(p + "/reset")
     async def reset(request: Request) -> Any:
@@ -136,7 +131,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         except (AgentEnvError, ValueError, TypeError) as e:
             return fail(e if isinstance(e, AgentEnvError) else AgentEnvError(str(e), status=422))
         scores[handle] = 0.0
-        obs = without_rules(created["observation"])
+        obs = routes.without_rules(created["observation"])
         if routes.reset_returns == "pair":
             return [obs, None]
         if routes.reset_returns == "string":
@@ -170,7 +165,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         try:
             env_id = session_of(request.query_params.get(key))
             if what == "observation":
-                return without_rules(await service.observation(env_id))
+                return routes.without_rules(await service.observation(env_id))
             if what == "available_actions":
                 return await service.available_actions(env_id)
             sess = service.sessions.get(env_id)
@@ -201,7 +196,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         except (AgentEnvError, ValueError) as e:
             return fail(e if isinstance(e, AgentEnvError) else AgentEnvError(str(e), status=422))
         sess = service.sessions.get(handles[handle])
-        return {"observation": without_rules(obs), "done": sess.done, "reward": scores.get(handle, 0.0),
+        return {"observation": routes.without_rules(obs), "done": sess.done, "reward": scores.get(handle, 0.0),
                 "deleted": False}
 
     @app.post(p + "/close")
