@@ -29,11 +29,11 @@ no held-out split: both splits are the same 25 games.
 from __future__ import annotations
 
 import dataclasses
-from collections import deque
 from typing import Any
 
 from agentenv import Environment, Split, StepResult
 from agentenv_maze.env import MazeEnv
+from agentenv_maze.generator import Cell, bfs
 
 #: LMRL-Gym's double-T maze: '#' a wall, '.' open
 _LAYOUT = (
@@ -48,7 +48,6 @@ _LAYOUT = (
     "######.######",
     "#############",
 )
-Cell = tuple[int, int]
 OPEN: frozenset[Cell] = frozenset((r, c) for r, row in enumerate(_LAYOUT) for c, ch in enumerate(row) if ch == ".")
 GOAL: Cell = (8, 6)
 #: AgentGym's start cells, by upstream index (its 26th, the goal, cannot be reset upstream and is left out)
@@ -74,20 +73,8 @@ RULES = (
 )
 
 
-def _distances() -> dict[Cell, int]:
-    """Shortest number of moves from every open cell to the goal."""
-    dist, queue = {GOAL: 0}, deque([GOAL])
-    while queue:
-        r, c = queue.popleft()
-        for dr, dc in MOVES.values():
-            nxt = (r + dr, c + dc)
-            if nxt in OPEN and nxt not in dist:
-                dist[nxt] = dist[(r, c)] + 1
-                queue.append(nxt)
-    return dist
-
-
-DIST = _distances()
+#: shortest number of moves from every open cell to the goal
+DIST = bfs(OPEN, GOAL)
 
 
 def describe(pos: Cell) -> str:
@@ -131,7 +118,7 @@ class AgentGymMazeEnv(Environment):
         if not 0 <= task_id < len(STARTS):
             raise IndexError(f"maze (agentgym) has games 0..{len(STARTS) - 1}, not {task_id}")
         self._pos, self._moves = STARTS[task_id], 0
-        self._obs = f"{RULES}\n{describe(self._pos)}"
+        self._obs = self.agentgym.with_rules(describe(self._pos))
         return self._obs, {"task_id": task_id, "split": split, "agentgym_index": task_id,
                                           "start": list(self._pos), "goal": list(GOAL),
                                           "shortest_path": DIST[self._pos]}

