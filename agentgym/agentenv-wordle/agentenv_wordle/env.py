@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+from types import MappingProxyType
 from typing import Any
 
 from agentenv import Environment, Split, StepResult
@@ -64,11 +65,13 @@ class WordleEnv(Environment):
 
     name = "wordle"
     max_turns = 12
-    #: AgentGym's LMRL-Gym server: /wordle/..., the task index is the "seed"; its client asks for the vocabulary
+    #: AgentGym's LMRL-Gym server: /wordle/..., the task index is the "seed" (AgentEval's are 0..24, AgentTraj's
+    #: span 0..1450); its client asks for the vocabulary; ``--compat agentgym`` serves the agentgym profile
     agentgym = AgentGymRoutes(
         item_prefix="lmrlgym_wordle", prefix="/wordle", reset_key="seed", extras={"/filtered_vocab": "vocabulary"},
-        upstream_splits={"train": (0, 955), "test": (955, 980)}, has_close=False,
+        upstream_splits={"train": (0, 1451), "test": (0, 25)}, options={"profile": "agentgym"}, has_close=False,
         hello="This is environment LMRL-Gym.")
+    profiles = MappingProxyType({"agentgym": "agentenv_wordle.agentgym_profile:AgentGymWordleEnv"})
     action_hint = "a five-letter English word, e.g. crane"
 
     def __init__(self) -> None:

@@ -3,9 +3,10 @@
 The check behind an environment's ``agentgym`` profile (:mod:`agentenv.profiles`): AgentGym's original server
 (its repository's code, run by the user) and this project's server under ``--compat agentgym`` are reset to the
 same upstream indices (AgentEval's items) and sent the same actions; every answer's observation, reward and
-done must agree. The actions are scripted from the profile itself (a few random moves, a reply in AgentGym's
-``Thought: ... Action: ...`` form, text that is no action, then the expert to the end; every fifth item plays
-60 random moves instead, past any turn limit), so they reach walls, invalid actions, successes and failures.
+done must agree. The actions are scripted from the profile itself, by the item's index modulo 5: 0 plays 60
+random actions (past any turn limit), 1 the expert from the start, 2 a reply in AgentGym's ``Thought: ...
+Action: ...`` form and text that is no action before the expert, 3 and 4 six random actions before those; so
+they reach walls, invalid actions, successes and failures, also where every action uses up a try (wordle).
 
 ``--record FILE`` keeps the upstream server's answers, so the comparison can be repeated without it
 (``--replay FILE``): that is how the test suite checks a profile where the upstream server cannot be installed.
@@ -54,26 +55,30 @@ def _instance(env_cls: type[Environment], options: dict[str, Any]) -> Environmen
     return env
 
 
-def script(env_cls: type[Environment], index: int, options: dict[str, Any] | None = None) -> list[str]:
-    """The actions played on upstream index ``index``: decided on the profile (seeded by the index), so
-    they are the same wherever they are replayed."""
+def script(env_cls: type[Environment], index: int, options: dict[str, Any] | None = None,
+           split: str = "test") -> list[str]:
+    """The actions played on upstream index ``index`` (a task of the profile's ``split``): decided on the
+    profile (seeded by the index), so they are the same wherever they are replayed."""
     rng = random.Random(index)
     env = _instance(env_cls, options or {})
-    env.reset(index, "test")
+    env.reset(index, split)
     actions: list[str] = []
 
     def play(action: str) -> bool:
         actions.append(action)
         return env.step(action).done
 
-    if index % 5 == 0:  # a long random episode: past the turn limits (or to a lucky success)
+    kind = index % 5
+    if kind == 0:  # a long random episode: past the turn limits (or to a lucky success)
         while len(actions) < LONG and not play(env.random_action(rng)):
             pass
         return actions
-    for _ in range(PROBES):
-        if play(env.random_action(rng)):
-            return actions
-    if play(f"Thought:\nI will go on.\n\nAction:\n{env.expert_action()}") or play("I am not sure what to do"):
+    if kind >= 3:  # a few random actions first (kind 1: the expert from the start; 2: no random actions)
+        for _ in range(PROBES):
+            if play(env.random_action(rng)):
+                return actions
+    if kind >= 2 and (play(f"Thought:\nI will go on.\n\nAction:\n{env.expert_action()}")
+                      or play("I am not sure what to do")):
         return actions
     while len(actions) < LONG and not play(env.expert_action()):
         pass
@@ -141,13 +146,14 @@ def differences(expected: dict[str, Any], got: dict[str, Any], view: Any = None,
     return out
 
 
-def record(name: str, url: str, indices: Sequence[int], options: dict[str, Any] | None = None) -> dict[str, Any]:
+def record(name: str, url: str, indices: Sequence[int], options: dict[str, Any] | None = None,
+           split: str = "test") -> dict[str, Any]:
     """Upstream's answers to the scripted episodes; ``options``: the profile's options that match how the
     upstream server runs (kept in the recording: a replay starts this project's server with them)."""
     cls = profile_class(name)
     routes = routes_of(cls)
     return {"env": name, "profile_version": cls.version, "server": url, "options": dict(options or {}),
-            "items": [play_server(url, routes, i, script(cls, i, options)) for i in indices]}
+            "split": split, "items": [play_server(url, routes, i, script(cls, i, options, split)) for i in indices]}
 
 
 def task_view(env_name: str, options: dict[str, Any]) -> Any:
@@ -178,6 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--upstream", help="URL of AgentGym's own server of the environment")
     p.add_argument("--ours", help="URL of this project's server under --compat agentgym (default: start one)")
     p.add_argument("--items", help="AgentItemId directory (default $AGENTGYM_ITEMS): the indices played")
+    p.add_argument("--split", choices=("test", "train"), default="test",
+                   help="AgentEval's items (test) or AgentTraj's (train)")
     p.add_argument("--limit", type=int, default=None, help="play only the first N items")
     p.add_argument("--record", help="write the upstream server's answers to this file")
     p.add_argument("--replay", help="compare with a recording instead of a running upstream server")
@@ -193,8 +201,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         root = agentgym_items.items_root(args.items)
         if root is None:
             p.error("give --items DIR (AgentItemId) or set $AGENTGYM_ITEMS")
-        indices = agentgym_items.load(root, routes_of(profile_class(args.env)).item_prefix or args.env).test
-        recording = record(args.env, args.upstream, indices[:args.limit], options)
+        items = agentgym_items.load(root, routes_of(profile_class(args.env)).item_prefix or args.env)
+        indices = items.test if args.split == "test" else items.train
+        recording = record(args.env, args.upstream, indices[:args.limit], options, args.split)
         if args.record:
             write_recording(args.record, recording)
     recording["items"] = recording["items"][:args.limit]
