@@ -293,12 +293,14 @@ def resolve_envs(spec: str | None, servers: dict[str, list[str]]) -> list[str]:
 SUITE_SERVER_HINT = "give --server {env}=agentgym+http://HOST:PORT#{env} (AgentGym's own server of it)"
 
 
-def agenteval_envs(names: list[str], servers: dict[str, list[str]],
-                   items: Path) -> tuple[list[str], dict[str, str], dict[str, list[int]]]:
+def agenteval_envs(names: list[str], servers: dict[str, list[str]], items: Path,
+                   options: dict[str, dict[str, Any]] | None = None
+                   ) -> tuple[list[str], dict[str, str], dict[str, list[int]]]:
     """The environments of ``--suite agenteval`` it can run, and those it cannot, with why. It runs one with a
     published item list on the AgentGym server given for it, or, given none, offline on this project's server
-    in its ``agentgym`` profile (returned with the upstream indices to play); this project's own tasks are not
-    AgentEval's."""
+    in its ``agentgym`` profile (returned with the upstream indices to play) if that profile can load its data
+    with the ``options`` given for it (todo's reads AgentGym's files from a path); this project's own tasks are
+    not AgentEval's."""
     from agentenv import addresses
     from agentenv.interop import agentgym_items
     from agentenv.interop.agentgym_routes import routes_of
@@ -315,6 +317,10 @@ def agenteval_envs(names: list[str], servers: dict[str, list[str]],
         if not (items / "eval" / f"{prefix}_test.json").is_file():
             not_run[env] = f"no AgentEval list for it under {items} ({prefix}_test.json)"
         elif env not in servers and has_profile:
+            why = profile_cannot_load(native, (options or {}).get(env, {}))
+            if why:
+                not_run[env] = f"its agentgym profile cannot start here: {why}"
+                continue
             offline[env] = list(agentgym_items.load(items, prefix).test)
             runnable.append(env)
         elif not all(addresses.is_agentgym_url(u) for u in servers.get(env, [""])):
@@ -324,6 +330,18 @@ def agenteval_envs(names: list[str], servers: dict[str, list[str]],
         else:
             runnable.append(env)
     return runnable, not_run, offline
+
+
+def profile_cannot_load(native: type, options: dict[str, Any]) -> str | None:
+    """Why ``native``'s agentgym profile cannot load its shared data with ``options`` (None: it can)."""
+    from agentenv import profiles
+
+    try:
+        cls = profiles.resolve(native, "agentgym")
+        cls.load_shared(cls.Options(**{k: v for k, v in options.items() if k != profiles.PROFILE_KEY}))
+    except (ValueError, OSError, TypeError) as e:
+        return str(e).splitlines()[0]
+    return None
 
 
 def default_output(label: str, split: str) -> Path:
@@ -391,7 +409,8 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
             raise EvalError("--suite agenteval needs AgentGym's published item ids: --items DIR (AgentGym-RL's "
                             f"AgentItemId, holding eval/) or ${agentgym_items.ITEMS_VAR}"
                             + (f"; {items} has no eval/" if items else ""))
-        envs, not_run, offline = agenteval_envs(resolve_envs(args.env or "all", servers), servers, items.resolve())
+        envs, not_run, offline = agenteval_envs(resolve_envs(args.env or "all", servers), servers, items.resolve(),
+                                                  options)
         for env in offline:  # served here in the agentgym profile
             options.setdefault(env, {})["profile"] = "agentgym"
         if not envs:

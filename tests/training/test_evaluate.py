@@ -639,14 +639,14 @@ def test_agenteval_suite_plays_exactly_the_published_items_and_reports_agentgyms
     (tmp_path / "items" / "eval").mkdir(parents=True)
     (tmp_path / "items" / "eval" / "lmrlgym_maze_test.json").write_text(
         json.dumps([{"item_id": f"lmrlgym_maze_{i}"} for i in (3, 8, 3)]))
-    (tmp_path / "items" / "eval" / "babyai_test.json").write_text('[{"item_id": "babyai_1804"}]')
+    (tmp_path / "items" / "eval" / "webshop_test.json").write_text('[{"item_id": "webshop_3"}]')
     out = tmp_path / "agenteval.json"
     with ServerProcess("maze", extra_args=["--compat", "agentgym"]) as upstream:
-        proc = cli("--suite", "agenteval", "--items", str(tmp_path / "items"), "--env", "maze,wordle,babyai",
+        proc = cli("--suite", "agenteval", "--items", str(tmp_path / "items"), "--env", "maze,wordle,webshop",
                    "--policy", f"hf:{tiny}", "--server", f"maze=agentgym+{upstream.url}#maze", "--max-turns", "3",
                    "--max-new-tokens", "8", "--output", str(out), "--quiet")
         assert proc.returncode == 0, proc.stderr[-3000:]
-        refused = cli("--suite", "agenteval", "--items", str(tmp_path / "items"), "--env", "babyai", "--policy",
+        refused = cli("--suite", "agenteval", "--items", str(tmp_path / "items"), "--env", "webshop", "--policy",
                       f"hf:{tiny}", "--quiet")
     result = load(out)
     assert result["suite"] == "agenteval" and list(result["envs"]) == ["maze"]
@@ -654,9 +654,9 @@ def test_agenteval_suite_plays_exactly_the_published_items_and_reports_agentgyms
     assert maze["episodes"] == maze["tasks"] == 3 and {"agentgym_score", "agentgym_success"} <= set(maze)
     assert [t["agentgym_index"] for t in result["trajectories"]] == [3, 8, 3]
     assert "no AgentEval list" in result["not_run"]["wordle"]
-    assert "no agentgym profile here, and its own tasks are not AgentEval's" in result["not_run"]["babyai"]
-    assert "not run: babyai: it has no agentgym profile here" in proc.stdout
-    assert refused.returncode == 2 and "no environment of --suite agenteval can run here: babyai" in refused.stderr
+    assert "no agentgym profile here, and its own tasks are not AgentEval's" in result["not_run"]["webshop"]
+    assert "not run: webshop: it has no agentgym profile here" in proc.stdout
+    assert refused.returncode == 2 and "no environment of --suite agenteval can run here: webshop" in refused.stderr
 
 
 def test_agenteval_suite_offline_in_the_agentgym_profile(tmp_path):
@@ -678,3 +678,21 @@ def test_agenteval_suite_offline_in_the_agentgym_profile(tmp_path):
         refused = cli("--suite", "agenteval", "--items", str(tmp_path / "items"), "--env", "maze", "--policy",
                       "expert", "--server", f"maze={native.url}", "--quiet")
     assert refused.returncode == 2 and "give none (its agentgym profile is served)" in refused.stderr
+
+
+def test_agenteval_lists_a_profile_that_cannot_load_its_data_as_not_run(tmp_path, monkeypatch):
+    """todo's agentgym profile reads AgentGym's files from a path: without one the suite says so and runs the rest;
+    with the path given as the environment's option it plays offline."""
+    from openmanus_rl.evaluate import agenteval_envs
+
+    (tmp_path / "eval").mkdir()
+    for prefix in ("tool_todo", "lmrlgym_maze"):
+        (tmp_path / "eval" / f"{prefix}_test.json").write_text(json.dumps([{"item_id": f"{prefix}_1"}]))
+    monkeypatch.delenv("AGENTGYM_TOOL_DATA", raising=False)
+    runnable, not_run, offline = agenteval_envs(["maze", "todo"], {}, tmp_path)
+    assert runnable == ["maze"] and offline == {"maze": [1]}
+    assert "its agentgym profile cannot start here" in not_run["todo"] and "AGENTGYM_TOOL_DATA" in not_run["todo"]
+    data = Path(__file__).resolve().parents[2].parent / "shared" / "agentgym" / "upstream-data" / "tool"
+    if (data / "todo.jsonl").is_file():
+        runnable, not_run, offline = agenteval_envs(["todo"], {}, tmp_path, {"todo": {"data_dir": str(data)}})
+        assert (runnable, not_run, offline) == (["todo"], {}, {"todo": [1]})

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 from agentenv import Split, StepResult
@@ -51,12 +52,16 @@ class TodoEnv(ToolEnvironment):
     instruction = INSTRUCTION
     #: AgentGym's todo server (agentenv-tool/agentenv_todo): /create {"id": i} makes a handle for task i and
     #: returns it as a bare int, /reset {"env_idx", "id"} returns the first observation as a string, /step
-    #: {"env_idx", "action"} returns observation, reward, done; no /close. Serving, indexes 0-19 are our test
-    #: split; upstream has one set of 155 tasks (todo.jsonl, ids 0-154) whose AgentEval subset is not published
+    #: {"env_idx", "action"} returns observation, reward, done; no /close. Upstream has one set of 155 tasks
+    #: (todo.jsonl, ids 0-154); ``--compat agentgym`` serves the agentgym profile (index N: its task N), and with
+    #: ``--option profile=native`` indexes 0-19 are this project's test split
     agentgym: ClassVar[AgentGymRoutes] = AgentGymRoutes(
         item_prefix="tool_todo",
         handle="env_idx", create_key="id", reset_key="id", reset_returns="string", index_order=("test", "train"),
-        upstream_splits={"train": (0, 155), "test": (0, 155)}, has_close=False, hello="ok")
+        upstream_splits={"train": (0, 155), "test": (0, 155)}, has_close=False, hello="ok",
+        options={"profile": "agentgym"})
+    #: ``--option profile=agentgym``: AgentGym's 155 questions on its account, read from the user's copy of its data
+    profiles = MappingProxyType({"agentgym": "agentenv_todo.agentgym_profile:AgentGymTodoEnv"})
 
     def __init__(self) -> None:
         self._task: Task | None = None

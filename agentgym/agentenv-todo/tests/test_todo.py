@@ -1,14 +1,21 @@
 """The todo tool environment: the SDK's contract (check_environment: the expert on every test task and a train
 sample, the protocol and AgentGym's routes over HTTP), accounts, tools, state grading, the random policy."""
 
+import os
 import random
+from pathlib import Path
 
 import pytest
+from agentenv_todo.agentgym_profile import DATA_VAR
 from agentenv_todo.env import TodoEnv, default_tasks
 from agentenv_todo.reward import answer_score, checks, reward
 from agentenv_todo.tasks import NUM_TASKS, TEST_KINDS, build
 
 from agentenv.testing import check_environment, checks_for, play_in_process
+
+#: AgentGym's tool data (reference data beside the checkout, never copied into it)
+AGENTGYM_DATA = Path(os.environ.get(DATA_VAR) or Path(__file__).resolve().parents[3].parent / "shared" / "agentgym"
+                     / "upstream-data" / "tool")
 
 
 @pytest.fixture(scope="module")
@@ -23,11 +30,16 @@ def _ids(text):
 
 
 @pytest.mark.parametrize("part", checks_for(TodoEnv))
-def test_check_environment(part):
+def test_check_environment(part, monkeypatch):
     """The contract; the expert solves every test task and every 7th train task with a return of 1, a thought
     at every turn; tasks 11, 12 (delete the expired tasks) and 18 are played over HTTP, one session after
-    another, and through AgentGym's routes (TodoEnvClient's flow: create with {"id"}, reset with env_idx and
-    id returning a string, GET /observation)."""
+    another. AgentGym's routes (``--compat agentgym``) serve the agentgym profile, which reads AgentGym's data
+    from ``$AGENTGYM_TOOL_DATA``: its check plays the profile's tasks 0-2 through them (TodoEnvClient's flow:
+    create with {"id"}, reset with env_idx and id returning a string, GET /observation)."""
+    if part == "agentgym":
+        if not (AGENTGYM_DATA / "todo.jsonl").is_file():
+            pytest.skip(f"AgentGym's tool data (todo.jsonl) absent: set ${DATA_VAR} or add ../shared")
+        monkeypatch.setenv(DATA_VAR, str(AGENTGYM_DATA))
     report = check_environment(TodoEnv, checks=(part,), thoughts=True, served=(11, 12, 18),
                                splits={"test": range(NUM_TASKS["test"]), "train": range(0, NUM_TASKS["train"], 7)})
     assert all(episode.total == 1.0 for episode in report.episodes)

@@ -678,8 +678,9 @@ class _Checker:
                     assert actions == ep.available[0], f"{where}: GET /available_actions after /reset"
                 for path in routes.extras:
                     call("GET", path, params={key: handle})
-                rewards = []
+                rewards, running = [], 0.0
                 for i, (action, want) in enumerate(zip(ep.actions, ep.results, strict=True)):
+                    running += want.reward  # a running-reward server sends the episode's value so far
                     got = call("POST", "/step", json={key: handle, "action": action})
                     turn = f"{where}: turn {i + 1} ({_short(action, 80)})"
                     assert isinstance(got, dict) and {routes.step_observation, "reward", "done"} <= set(got), \
@@ -688,8 +689,8 @@ class _Checker:
                         f"{turn}: /step's observation {_short(got[routes.step_observation])}, in process " \
                         f"{_short(want.observation)}"
                     scale = (routes.score_scale or 1.0) if routes.id_family else 1.0  # in the server's scale
-                    assert got["done"] == want.done and math.isclose(got["reward"], want.reward * scale,
-                                                                     abs_tol=1e-9), \
+                    sent = running if routes.running_reward else want.reward
+                    assert got["done"] == want.done and math.isclose(got["reward"], sent * scale, abs_tol=1e-9), \
                         f"{turn}: /step's reward and done {got['reward']}, {got['done']}; in process " \
                         f"{want.reward}, {want.done}"
                     if routes.id_family and self.key is None and not want.done:

@@ -72,7 +72,8 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         scale = routes.score_scale or 1.0  # a score server's "reward" is the change of its score, in its scale
         # a profile that knows upstream's running score says it (it may count what the reset did)
         score = (info or {}).get("agentgym_score", scores[handle] * scale)
-        return {"id": handle, "observation": observation, "reward": round(reward * scale, 9),
+        sent = scores[handle] if routes.running_reward else reward  # a running-reward server sends the value so far
+        return {"id": handle, "observation": observation, "reward": round(sent * scale, 9),
                 "score": round(score, 9), "done": done, "deleted": False, "available_actions": actions, **extra}
 
     async def body_of(request: Request) -> dict[str, Any]:

@@ -1,0 +1,612 @@
+"""The todo environment of AgentGym (``--option profile=agentgym``): its 155 questions on its Todoist account.
+
+AgentGym's todo server (``agentenv-tool``, from AgentBoard's tool-use tasks) drives a live Todoist account that
+it fills from ``projects.json`` and asks the questions of ``todo.jsonl``. Neither file ships with this project:
+the profile reads them (``todo.jsonl``, ``todo_projects.json``) from the directory the user gives, ``--option
+data_dir=DIR`` or ``$AGENTGYM_TOOL_DATA``. What is reproduced, from the public code of AgentGym (its todo server,
+``todo_env.py``, ``todo_tools.py`` and its client ``TodoEnvClient``; read, not copied):
+
+- **the tasks**: task N is line N of ``todo.jsonl`` (both splits are the whole file, as upstream has one index
+  space; AgentEval's items are 20 of them), its goal, its user's date and city, its one ground-truth subgoal (the
+  answer) and the account the task must leave (``additional_info.answer``);
+- **the account**: the five projects of ``todo_projects.json`` with their 15 tasks, as Todoist lists them
+  (project ``order`` 1..5, colour ``charcoal``, tasks ordered 1..n in their project); every session edits its
+  own copy. Todoist's active-task listing is reproduced: a completed task disappears, as a deleted one does;
+- **a step**: the server finds ``ACTION with Action Input: INPUT`` on the reply's last line (else its format
+  error), then reads the tool name after ``Action:`` and the input as a Python literal; a tool's answer comes
+  back as ``Observation: <answer>\\nGive me one action.``, in the text form of upstream's tools (Python's
+  ``str`` of their dicts and lists, their messages), an error as ``ERROR | Type(message)``;
+- **the grading**: every tool call adds a subgoal to the episode's action path (its answer without ids, or
+  ``Calling TOOL with {args} failed``; ``finish`` adds its answer, a list sorted); while the episode runs the
+  reward AgentGym's server sends is the best share so far of the ground-truth subgoals found in that path
+  (recomputed after every step whose answer does not contain "Invalid"); an action containing "finish" ends the
+  episode, and its reward is 1 if that share is 1 and the account (projects and active tasks, ids left out)
+  equals the ground truth, else 0;
+- **the turn limit**: AgentGym's evaluation plays todo for 15 rounds (its ``max_round``); its server has none.
+
+This project's reward is the change of that value at each step (so an episode's return is the value AgentGym's
+client reads last); ``info["agentgym_reward"]`` is the value itself, ``score`` too, and ``success`` is an ended
+episode graded 1. The first observation is the server's (``Now new trial starts. ...``); the tool descriptions
+and the answer form AgentGym's client shows before it are given here in this project's words (``RULES``; under
+``--compat agentgym`` the server answers without them, as upstream's does).
+
+What cannot be reproduced: the live account's ids (Todoist gives them; here projects are ``2300000001`` ..
+and tasks ``7000000001`` .., in the file's order), and Todoist's own error texts for an unknown id or a bad value
+(here ``Task not found``, ``Project not found``, ``Invalid argument value``; upstream's own texts, such as ``Task
+N is not exists.``, are reproduced). One deliberate difference: upstream reads the tool name only after the word
+``Action:``; this project's agent loop sends the parsed call, ``NAME with Action Input: {...}``, which is read
+here as if ``Action:`` preceded it (upstream answers ``ERROR | TypeError(cannot unpack ...)``). The input is read
+with :func:`ast.literal_eval`, not Python's ``eval``: literals only, never code.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import datetime as dt
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from agentenv import Split, StepResult
+from agentenv.interop.agentgym_routes import AgentGymRoutes
+from agentenv.tools import GoldCall, ToolEnvironment, tool
+from agentenv_todo.data import Account, Project, Todo
+from agentenv_todo.env import TodoEnv
+
+DATA_VAR = "AGENTGYM_TOOL_DATA"  # the directory holding AgentGym's tool data (todo.jsonl, todo_projects.json)
+QUESTIONS, ACCOUNT = "todo.jsonl", "todo_projects.json"
+NUM_TASKS = 155  # the lines of upstream's todo.jsonl (counted from the file once it is loaded)
+MAX_ROUNDS = 15
+TOOL_NAMES = ("get_user_current_date", "get_user_current_location", "get_projects", "update_project", "get_tasks",
+              "get_task_description", "get_task_duration", "complete_task", "update_task", "delete_task",
+              "check_valid_actions", "finish")
+FORMAT_ERROR = ('Format error, please response in the format of  "Action: [your action] with Action Input: '
+                '[your action input]')
+BAD_INPUT = "Parameters in action input are not valid, please change your action input."
+#: what the server finds in a reply (searched; "." stops at line ends, so the call is on the last line)
+_CALL = re.compile(r"\s*(.*?)\s*with\s*Action Input:\s*(.*?)$")
+#: how the environment then reads the tool name (after "Action:") and the input
+_PARSE = re.compile(r".*?Action:\s*(.*?)\s*with\s*Action Input:\s*(.*?)$", re.MULTILINE | re.DOTALL)
+
+INSTRUCTION = "You are an autonomous agent that manages the user's Todoist account with tools."
+RULES = (
+    "You help the user with their Todoist to-do account, one tool call per turn. Projects and tasks are named "
+    "by ids: take them from what get_projects and get_tasks show, never make one up. get_tasks lists a "
+    "project's unfinished tasks (a completed task is no longer listed) with their name (content), priority "
+    "(1 normal .. 4 urgent) and due date; get_task_description and get_task_duration give a task's details. "
+    "When you have the answer, or have made the changes asked for, call finish: with the answer to a question "
+    "(a date as YYYY-MM-DD, a duration as 'number(unit)', a number, a name, Yes or No, a list ['task1', "
+    "'task2', ...]), or with \"done\" after an operation. The task is solved when the answer is exactly the "
+    "expected one and the account is exactly as it should be.\n"
+    "Answer in this form, the action on one line:\nThought: <what you think, at most 3 sentences>\n\n"
+    "Action: <tool name> with Action Input: <its arguments as a dictionary>"
+)
+
+
+class TodoAgentGymOptions(BaseModel):
+    """Server options of the agentgym profile."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    #: the directory holding AgentGym's todo.jsonl and todo_projects.json (else $AGENTGYM_TOOL_DATA)
+    data_dir: str | None = None
+
+
+@dataclass(frozen=True)
+class UpstreamTask:
+    """One line of todo.jsonl."""
+
+    index: int
+    goal: str
+    subgoals: tuple[Any, ...]  # the ground-truth subgoals (todo's have one: the answer)
+    final: dict[str, Any]  # the account the task must leave: {"projects": [...], "tasks": [...]}, no ids
+    current_date: str
+    current_location: str
+
+
+@dataclass(frozen=True)
+class TodoData:
+    root: Path
+    account: Account  # the starting account (a template: sessions edit copies)
+    units: dict[str, str]  # task id -> its duration's unit
+    tasks: tuple[UpstreamTask, ...]
+
+
+def data_dir(given: str | os.PathLike | None) -> Path:
+    """The directory given, else ``$AGENTGYM_TOOL_DATA``; a one-line error saying what to set otherwise."""
+    path = given if given else os.environ.get(DATA_VAR)
+    if not path:
+        raise ValueError(f"todo's agentgym profile reads AgentGym's {QUESTIONS} and {ACCOUNT}: give --option "
+                         f"data_dir=DIR or set ${DATA_VAR} to the directory holding them")
+    root = Path(path).expanduser()
+    missing = [name for name in (QUESTIONS, ACCOUNT) if not (root / name).is_file()]
+    if missing:
+        raise ValueError(f"todo's agentgym profile: {root} holds no {' or '.join(missing)} (--option data_dir / "
+                         f"${DATA_VAR} must name the directory of AgentGym's tool data)")
+    return root
+
+
+def starting_account(projects: list[dict[str, Any]]) -> tuple[Account, dict[str, str]]:
+    """The account upstream's server fills from todo_projects.json, as Todoist then lists it."""
+    out, tasks, units = [], [], {}
+    for i, p in enumerate(projects):
+        project = Project(str(2_300_000_001 + i), p["name"], i + 1, "charcoal", bool(p.get("is_favorite", False)))
+        out.append(project)
+        for j, t in enumerate(p["tasks"]):
+            todo = Todo(str(7_000_000_001 + len(tasks)), project.id, j + 1, t["content"], t["description"],
+                        t["due_date"], int(t["duration"]), int(t["priority"]))
+            tasks.append(todo)
+            units[todo.id] = str(t.get("duration_unit", "minute"))
+    return Account(out, tasks, "", ""), units
+
+
+@lru_cache(maxsize=4)
+def _load(root: Path) -> TodoData:
+    try:
+        account, units = starting_account(json.loads((root / ACCOUNT).read_text()))
+        tasks = []
+        for n, line in enumerate((root / QUESTIONS).read_text().splitlines()):
+            row = json.loads(line)
+            info = row["additional_info"]
+            tasks.append(UpstreamTask(n, row["goal"], tuple(row["subgoals"]), info["answer"],
+                                      info["init_config"]["current_date"], info["init_config"]["current_location"]))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"todo's agentgym profile cannot read AgentGym's tool data in {root}: {e}") from None
+    return TodoData(root, account, units, tuple(tasks))
+
+
+def load(given: str | os.PathLike | None = None) -> TodoData:
+    return _load(data_dir(given).resolve())
+
+
+# -- upstream's account, as its tools see it ------------------------------------------------------------------
+
+
+def active(acc: Account, project_id: str | None = None) -> list[Todo]:
+    """The tasks Todoist lists (not completed), of one project or all, project by project."""
+    projects = acc.projects if project_id is None else [p for p in acc.projects if p.id == project_id]
+    return [t for p in projects for t in acc.tasks_of(p.id) if not t.is_completed]
+
+
+def status(acc: Account) -> dict[str, list[dict[str, Any]]]:
+    """What upstream's server compares with the ground truth at the end: projects and active tasks, ids left out."""
+    def bare(view: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in view.items() if k != "id"}
+    return {"projects": [bare(p.view()) for p in acc.projects], "tasks": [bare(t.view()) for t in active(acc)]}
+
+
+def subgoal_of(result: Any) -> Any:
+    """The subgoal a successful call adds: its answer with the ids taken out (upstream's cleaning, which fails
+    on an answer of another shape just as upstream's does)."""
+    out = json.loads(json.dumps(result)) if isinstance(result, (list, dict)) else result
+    if isinstance(out, list):
+        for item in out:
+            if isinstance(item, dict):
+                item.pop("id")
+    elif isinstance(out, dict):
+        out.pop("id", None)
+        for key in ("task", "project"):
+            if key in out:
+                out[key].pop("id")
+    return out
+
+
+class _Failed(Exception):
+    """A tool call Todoist refused: its answer, and a failure subgoal in the action path."""
+
+
+def _iso_date(value: Any) -> str | None:
+    if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        try:
+            return dt.date.fromisoformat(value).isoformat()
+        except ValueError:
+            return None
+    return None
+
+
+class AgentGymTodoEnv(ToolEnvironment):
+    """AgentGym's todo task N on its starting account, graded as its server grades (module docstring)."""
+
+    name = "todo"
+    profile = "agentgym"
+    version = "agentgym-1"
+    max_turns = MAX_ROUNDS
+    instruction = INSTRUCTION
+    Options = TodoAgentGymOptions
+    # check_tasks: a question, completing a task, moving a due date
+    agentgym: ClassVar[AgentGymRoutes] = dataclasses.replace(
+        TodoEnv.agentgym, index_order=("test",), options={}, rules=RULES, server_truncates=False,
+        running_reward=True, upstream_splits={"train": (0, NUM_TASKS), "test": (0, NUM_TASKS)}, check_tasks=(0, 1, 2))
+
+    def __init__(self) -> None:
+        self._task: UpstreamTask | None = None
+        self._acc: Account | None = None
+        self._units: dict[str, str] = {}
+        self._path: list[dict[str, Any]] = []
+        self._best = 0.0  # the best share of ground-truth subgoals found so far
+        self._sent = 0.0  # the reward upstream's server sent last
+        self._program: tuple[GoldCall, ...] = ()
+
+    # -- tasks ------------------------------------------------------------------------------------------
+    @classmethod
+    def load_shared(cls, options: Any) -> TodoData:
+        return load(getattr(options, "data_dir", None))
+
+    @classmethod
+    def num_tasks(cls, split: Split) -> int:
+        if split not in cls.splits:
+            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(cls.splits)}")
+        return NUM_TASKS
+
+    @classmethod
+    def task_counts(cls, shared: Any = None) -> dict[str, int]:
+        n = len(shared.tasks) if isinstance(shared, TodoData) else NUM_TASKS
+        return {split: n for split in cls.splits}
+
+    @classmethod
+    def fingerprint(cls, counts: dict[str, int], options: BaseModel) -> str:
+        return super().fingerprint(counts, TodoAgentGymOptions())  # where the files lie does not change the tasks
+
+    def _data(self) -> TodoData:
+        if isinstance(self.shared, TodoData):
+            return self.shared
+        return load(getattr(self.options, "data_dir", None))
+
+    def reset(self, task_id: int, split: Split = "test", seed: int | None = None) -> tuple[str, dict[str, Any]]:
+        data = self._data()
+        if split not in self.splits:
+            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(self.splits)}")
+        if not 0 <= task_id < len(data.tasks):
+            raise IndexError(f"todo (agentgym) has tasks 0..{len(data.tasks) - 1}, not {task_id}")
+        task = data.tasks[task_id]
+        acc = data.account.copy()
+        acc.current_date, acc.current_location = task.current_date, task.current_location
+        self._task, self._acc, self._units = task, acc, data.units
+        self._path, self._best, self._sent = [], 0.0, 0.0
+        self._program = expert_program(task, data.account)
+        self._observation = self.agentgym.with_rules(
+            f"Now new trial starts.\nYou should perform actions to accomplish the goal: {task.goal}\n"
+            "Give me one action.")
+        return self._observation, {"task_id": task_id, "split": split, "agentgym_index": task_id}
+
+    # -- a step, as upstream's server and environment take it ----------------------------------------------
+    def step(self, action: str) -> StepResult:
+        if self._task is None or self._acc is None:
+            return StepResult("Call reset before step.", valid=False)
+        found = _CALL.search(action)
+        if found is None:
+            return self._answer(FORMAT_ERROR, self._best, False, valid=False)
+        text = f"{found.group(1)} with Action Input: {found.group(2)}"
+        if _PARSE.match(text) is None:  # this project's agent loop sends "NAME with Action Input: ..." (docstring)
+            text = "Action: " + text
+        observation, done, valid = self._run(text)
+        value = self._best
+        if done:
+            value = float(self._best == 1.0 and status(self._acc) == self._task.final)
+        return self._answer(f"Observation: {observation}\nGive me one action.", value, done, valid=valid)
+
+    def _answer(self, observation: str, value: float, done: bool, *, valid: bool) -> StepResult:
+        reward, self._sent = value - self._sent, value
+        self._observation = observation
+        return StepResult(observation, reward=reward, done=done, success=done and value == 1.0, score=value,
+                          valid=valid, info={"agentgym_reward": value})
+
+    def _run(self, text: str) -> tuple[str, bool, bool]:
+        """Upstream's environment step: the observation, whether the episode ended, whether the call was read."""
+        parsed = _PARSE.match(text)
+        if parsed is None:
+            return "ERROR | TypeError(cannot unpack non-iterable NoneType object)", False, False
+        name, raw = parsed.groups()
+        try:
+            params = ast.literal_eval(raw)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return f"ERROR | Exception({BAD_INPUT})", False, False
+        try:
+            if name == "check_valid_actions":
+                observation: Any = f"You can use following valid actions: {list(TOOL_NAMES)}"
+            elif name in TOOL_NAMES:
+                observation = self._call(name, params)
+            else:
+                observation = f"ERROR | Invalid action: {name}."
+        except Exception as e:  # upstream turns any failure of a call into this observation
+            return f"ERROR | {type(e).__name__}({e})", False, False
+        observation = str(observation)
+        done = "Finish" in text or "finish" in text
+        if "Invalid" not in observation:
+            self._update()
+        return observation, done, not observation.startswith("ERROR | ")
+
+    def _call(self, name: str, params: Any) -> Any:
+        """One logged tool call: its arguments read from ``params`` as upstream reads them, its answer, the
+        subgoal it adds to the action path."""
+        kwargs = {arg: params[arg] for arg in _ARGS[name]}  # KeyError / TypeError as upstream's lookups
+        try:
+            result = getattr(self, "_" + name)(**kwargs)
+        except _Failed as failed:
+            self._path.append({"Action": name, "Subgoal": f"Calling {name} with {kwargs} failed"})
+            self._made(name, kwargs, False)
+            return failed.args[0]
+        self._path.append({"Action": name, "Subgoal": subgoal_of(result)})
+        self._made(name, kwargs, True)
+        return result
+
+    def _made(self, name: str, kwargs: dict[str, Any], answered: bool) -> None:
+        """Remember a call for the expert (which resumes after calls it did not make)."""
+        try:
+            key = self._gold_key(GoldCall(name, kwargs))
+        except ValueError:  # arguments of other types than the declared tool's: not a call of the expert's
+            return
+        self._calls_made += ((key, answered),)
+
+    def _update(self) -> None:
+        assert self._task is not None
+        predicted = [item["Subgoal"] for item in self._path]
+        count = 0
+        for subgoal in self._task.subgoals:
+            if subgoal in predicted:
+                predicted.remove(subgoal)
+                count += 1
+        self._best = max(self._best, count / len(self._task.subgoals))
+
+    # -- the tools' answers (upstream's todo_tools over the local account) ------------------------------------
+    def _account(self) -> Account:
+        assert self._acc is not None
+        return self._acc
+
+    def _project(self, project_id: Any) -> Project:
+        found = self._account().project(str(project_id))
+        if found is None:
+            raise _Failed("Project not found")
+        return found
+
+    def _active(self, task_id: Any, missing: str = "Task not found") -> Todo:
+        found = self._account().task(str(task_id))
+        if found is None or found.is_completed:
+            raise _Failed(missing)
+        return found
+
+    def _get_user_current_date(self) -> str:
+        return self._account().current_date
+
+    def _get_user_current_location(self) -> str:
+        return self._account().current_location
+
+    def _get_projects(self) -> list[dict[str, Any]]:
+        return [p.view() for p in self._account().projects]
+
+    def _update_project(self, project_id: Any, is_favorite: Any) -> dict[str, Any]:
+        project = self._project(project_id)
+        if is_favorite is not None:
+            flag = str(is_favorite).lower()
+            if flag not in ("true", "false"):
+                raise _Failed("Invalid argument value")
+            project.is_favorite = flag == "true"
+        return {"message": "Update the project successfully.", "project": project.view()}
+
+    def _get_tasks(self, project_id: Any) -> list[dict[str, Any]]:
+        return [t.view() for t in active(self._account(), str(project_id))]
+
+    def _get_task_description(self, task_id: Any) -> dict[str, Any]:
+        t = self._active(task_id)
+        return {"id": t.id, "content": t.content, "description": t.description}
+
+    def _get_task_duration(self, task_id: Any) -> dict[str, Any]:
+        t = self._active(task_id)
+        return {"id": t.id, "content": t.content, "duration": f"{t.duration}({self._units.get(t.id, 'minute')})"}
+
+    def _complete_task(self, task_id: Any) -> dict[str, Any]:
+        t = self._active(task_id, f"Task {task_id} is not exists.")
+        view = t.view()
+        view.pop("is_completed")
+        t.is_completed = True
+        return {"message": "Complete task successfully.", "task": view}
+
+    def _update_task(self, task_id: Any, due_date: Any) -> dict[str, Any]:
+        t = self._active(task_id)
+        if due_date is not None:
+            day = _iso_date(due_date)
+            if day is None:
+                raise _Failed("Invalid argument value")
+            t.due_date = day
+        return {"message": "Update the task successfully", "task": t.view()}
+
+    def _delete_task(self, task_id: Any) -> dict[str, Any]:
+        t = self._active(task_id, f"Task {task_id} is not exists.")
+        acc = self._account()
+        acc.tasks = [other for other in acc.tasks if other is not t]
+        return {"message": "Delete the task successfully.", "task": t.view()}
+
+    def _finish(self, answer: Any) -> Any:
+        return sorted(answer) if isinstance(answer, list) else answer
+
+    # -- the tools as declared (schemas, the instruction's list, the expert's calls) ----------------------------
+    @tool
+    def get_user_current_date(self) -> str:
+        """The user's current date, as YYYY-MM-DD."""
+        return self._get_user_current_date()
+
+    @tool
+    def get_user_current_location(self) -> str:
+        """The user's current city."""
+        return self._get_user_current_location()
+
+    @tool
+    def get_projects(self) -> str:
+        """Every project of the account: id, order, color, name, is_favorite."""
+        return str(self._get_projects())
+
+    @tool
+    def update_project(self, project_id: str, is_favorite: Literal["True", "False"]) -> str:
+        """Mark a project as a favorite or not.
+
+        Args:
+            project_id: the project's id, as get_projects shows it.
+            is_favorite: "True" or "False".
+        """
+        return str(self._update_project(project_id, is_favorite))
+
+    @tool
+    def get_tasks(self, project_id: str) -> str:
+        """A project's unfinished tasks: id, order, content (the task's name), is_completed, priority (1 normal ..
+        4 urgent), due_date.
+
+        Args:
+            project_id: the project's id, as get_projects shows it.
+        """
+        return str(self._get_tasks(project_id))
+
+    @tool
+    def get_task_description(self, task_id: str) -> str:
+        """A task's description (its place, tips, ...).
+
+        Args:
+            task_id: the task's id, as get_tasks shows it.
+        """
+        return str(self._get_task_description(task_id))
+
+    @tool
+    def get_task_duration(self, task_id: str) -> str:
+        """How long a task takes, as 'amount(unit)'.
+
+        Args:
+            task_id: the task's id, as get_tasks shows it.
+        """
+        return str(self._get_task_duration(task_id))
+
+    @tool
+    def complete_task(self, task_id: str) -> str:
+        """Mark a task as completed.
+
+        Args:
+            task_id: the task's id, as get_tasks shows it.
+        """
+        return str(self._complete_task(task_id))
+
+    @tool
+    def update_task(self, task_id: str, due_date: str) -> str:
+        """Change a task's due date.
+
+        Args:
+            task_id: the task's id, as get_tasks shows it.
+            due_date: the new due date, YYYY-MM-DD.
+        """
+        return str(self._update_task(task_id, due_date))
+
+    @tool
+    def delete_task(self, task_id: str) -> str:
+        """Delete a task from the account.
+
+        Args:
+            task_id: the task's id, as get_tasks shows it.
+        """
+        return str(self._delete_task(task_id))
+
+    @tool
+    def check_valid_actions(self) -> str:
+        """List the tools you can call."""
+        return f"You can use following valid actions: {list(TOOL_NAMES)}"
+
+    @tool
+    def finish(self, answer: str | int | float | list[str]) -> StepResult:
+        """Give the answer to a question, or "done" after an operation; this ends the task.
+
+        Args:
+            answer: the answer in the form the question asks for, or "done".
+        """
+        raise NotImplementedError("step() runs finish as upstream does")
+
+    def grade(self, answer: Any) -> float:
+        raise NotImplementedError("the agentgym profile grades as upstream's server does, in step()")
+
+    # -- the expert ---------------------------------------------------------------------------------------------
+    def gold_program(self) -> Sequence[GoldCall]:
+        """The reference answer of the question file, reached through the tools (:func:`expert_program`)."""
+        if self._task is None:
+            raise RuntimeError("reset() must be called first")
+        return self._program
+
+
+#: the arguments upstream's environment reads from the input, per tool
+_ARGS: dict[str, tuple[str, ...]] = {
+    "get_user_current_date": (), "get_user_current_location": (), "get_projects": (),
+    "update_project": ("project_id", "is_favorite"), "get_tasks": ("project_id",),
+    "get_task_description": ("task_id",), "get_task_duration": ("task_id",), "complete_task": ("task_id",),
+    "update_task": ("task_id", "due_date"), "delete_task": ("task_id",), "finish": ("answer",)}
+
+#: what in a goal says that it depends on today's date, on durations, on descriptions; that tasks go away deleted
+_DATE_WORDS = re.compile(r"\b(today|overdue|expired?|tomorrow|later|earlier|next 7 days)\b")
+_DURATION_WORDS = re.compile(r"\b(duration|how long|time|minutes?|hours?)\b")
+_DESCRIPTION_WORDS = re.compile(r"\b(description|place|location|where|contact|chapter|title|building)\b")
+_DELETE_WORDS = re.compile(r"\b(delete|clear|remove)\b")
+
+
+def expert_program(task: UpstreamTask, start: Account) -> tuple[GoldCall, ...]:
+    """The calls an agent who knows the reference answer makes: today's date where the goal depends on it, the
+    projects, the tasks of the projects concerned (project after project where the goal names none), the
+    durations or descriptions the goal asks about (as many as 15 rounds leave room for), the edits that turn the
+    starting account into the ground truth, then ``finish`` with the answer of the question file.
+
+    The answer and the edits come from the question file; the reading is what an agent would look at (a
+    question whose evidence needs more lookups than the rounds allow is answered after reading a part)."""
+    goal = task.goal.lower()
+    edits, touched = _edits(task, start)
+    named_projects = [p for p in start.projects if p.name.lower() in goal]
+    named_tasks = [t for t in start.tasks if t.content.lower() in goal]
+    needed = {t.project_id for t in named_tasks} | touched
+    if named_projects:
+        listed = [p for p in start.projects if p in named_projects or p.id in needed]
+    elif needed:
+        last = max(i for i, p in enumerate(start.projects) if p.id in needed)
+        listed = start.projects[: last + 1]
+    else:
+        listed = list(start.projects)
+    calls = [GoldCall("get_user_current_date", {}, "The goal depends on today's date, so I ask for it.")] \
+        if _DATE_WORDS.search(goal) else []
+    calls.append(GoldCall("get_projects", {}, "I need the projects and their ids first."))
+    calls += [GoldCall("get_tasks", {"project_id": p.id}, f"I list the tasks of the {p.name} project.")
+              for p in listed]
+    subjects = named_tasks or [t for p in listed for t in start.tasks_of(p.id)]
+    details = []
+    if _DURATION_WORDS.search(goal):
+        details += [GoldCall("get_task_duration", {"task_id": t.id}, f"I need the duration of '{t.content}'.")
+                    for t in subjects]
+    if _DESCRIPTION_WORDS.search(goal):
+        details += [GoldCall("get_task_description", {"task_id": t.id}, f"I read the description of '{t.content}'.")
+                    for t in subjects]
+    room = MAX_ROUNDS - len(calls) - len(edits) - 1
+    answer = task.subgoals[0] if len(task.subgoals) == 1 else "done"
+    why = "The account is now as asked." if answer == "done" else f"The answer is {answer!r}."
+    return (*calls, *details[:max(room, 0)], *edits, GoldCall("finish", {"answer": answer}, why))
+
+
+def _edits(task: UpstreamTask, start: Account) -> tuple[list[GoldCall], set[str]]:
+    """The edits that turn the starting account into the task's ground truth, and the projects they touch."""
+    goal = task.goal.lower()
+    calls, touched = [], set()
+    final_projects = {p["name"]: p for p in task.final.get("projects", [])}
+    for p in start.projects:
+        want = final_projects.get(p.name)
+        if want is not None and want.get("is_favorite") != p.is_favorite:
+            flag = "True" if want.get("is_favorite") else "False"
+            calls.append(GoldCall("update_project", {"project_id": p.id, "is_favorite": flag},
+                                  f"I set {p.name} as {'a' if flag == 'True' else 'no'} favorite."))
+    final_tasks = {t["content"]: t for t in task.final.get("tasks", [])}
+    for t in start.tasks:
+        want = final_tasks.get(t.content)
+        if want is None:
+            delete = _DELETE_WORDS.search(goal) is not None
+            calls.append(GoldCall("delete_task" if delete else "complete_task", {"task_id": t.id},
+                                  f"I {'delete' if delete else 'complete'} '{t.content}'."))
+            touched.add(t.project_id)
+        elif want.get("due_date") != t.due_date:
+            calls.append(GoldCall("update_task", {"task_id": t.id, "due_date": want["due_date"]},
+                                  f"I move '{t.content}' to {want['due_date']}."))
+            touched.add(t.project_id)
+    return calls, touched
