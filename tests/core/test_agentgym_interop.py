@@ -28,9 +28,9 @@ ENVS = ("maze", "wordle", "babyai", "textcraft", "webshop", "alfworld")
 @pytest.fixture(scope="module")
 def servers():
     """A native and an AgentGym-compatible server per environment."""
-    # babyai's compat server uses AgentGym's own action set by default, maze's, wordle's and textcraft's their
-    # agentgym profiles: their native twins are told to as well
-    options = {"babyai": {"action_set": "agentgym"}, "maze": {"profile": "agentgym"},
+    # the compat servers of babyai, maze, wordle and textcraft serve their agentgym profiles by default: their
+    # native twins are told to as well
+    options = {"babyai": {"profile": "agentgym"}, "maze": {"profile": "agentgym"},
                "wordle": {"profile": "agentgym"}, "textcraft": {"profile": "agentgym"}}
     procs = {(n, mode): ServerProcess(n, extra_args=["--compat", "agentgym"] if mode == "compat" else [],
                                       options=options.get(n) if mode == "native" else None)
@@ -135,12 +135,12 @@ def without_rules(env: str, observation: str) -> str:
 
 @pytest.mark.parametrize("env", ["babyai", "maze"])
 def test_a_task_index_past_every_split_is_an_error(servers, env):
-    """babyai's index space is its train tasks, then its test tasks; maze's (its agentgym profile) the 25
-    upstream games, once."""
+    """In their agentgym profiles, babyai's index space is upstream's 12,880 indices and maze's its 25 games,
+    each once (the profiles' test split)."""
     prefix, key = ("/maze", "game") if env == "maze" else ("", "data_idx")
     client = AgentGymStyleClient(servers[(env, "compat")], prefix, key)
     info = httpx.get(servers[(env, "native")] + "/info").json()
-    order = ("test",) if env == "maze" else ("train", "test")
+    order = ("test",)
     past = sum(info["splits"][s] for s in order)
     answer = client.http.post("/reset", json={key: past, "id": client.id}).json()
     assert "not valid" in answer["error"]

@@ -10,6 +10,8 @@ when the mission is completed, else 0, where ``steps`` counts minigrid's primiti
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 from minigrid.core.actions import Actions
@@ -51,10 +53,14 @@ class BabyAIEnv(Environment):
     # Any completed mission earns at least 1 - 0.9 * 64/64 = 0.1; failures earn exactly 0.
     success_threshold: ClassVar[float] = 0.05
     #: AgentGym's BabyAI server: "data_idx" picks level idx % 40 + 1 with seed idx // 40 (810 train, 90 eval
-    #: items published); its client reads the running "score" as the reward
+    #: items published, in 0..12879); its client reads the running "score" as the reward. ``--compat agentgym``
+    #: serves the agentgym profile (upstream index N is its task N); ``--option action_set=agentgym`` keeps this
+    #: environment's own tasks with AgentGym's kind of actions
     agentgym: ClassVar[AgentGymRoutes] = AgentGymRoutes(
-        reset_key="data_idx", score_scale=1.0, upstream_splits={"train": (0, 810), "test": (810, 900)},
-        hello="This is environment BabyAI.", options={"action_set": "agentgym"})
+        reset_key="data_idx", score_scale=1.0, upstream_splits={"train": (0, 12880), "test": (0, 12880)},
+        hello="This is environment BabyAI.", options={"profile": "agentgym"})
+    profiles: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {"agentgym": "agentenv_babyai.agentgym_profile:AgentGymBabyAIEnv"})
     Options: ClassVar[type[BaseModel]] = BabyAIOptions
 
     def __init__(self) -> None:

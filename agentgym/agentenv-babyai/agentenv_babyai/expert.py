@@ -12,6 +12,7 @@ from the current state.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -32,16 +33,21 @@ class Expert:
         self._suggestion: int | None = None
         self._spec: LevelSpec | None = None
         self._seed = 0
+        self._build: Callable[[], object] | None = None
 
-    def start(self, spec: LevelSpec, seed: int) -> None:
-        """Forget the previous episode; nothing is computed until advice is asked for."""
-        self._spec, self._seed = spec, seed
+    def start(self, spec: LevelSpec, seed: int, build: Callable[[], object] | None = None) -> None:
+        """Forget the previous episode; nothing is computed until advice is asked for. ``build``: makes the
+        shadow, a level ready at the episode's start (default: the spec's level reset with ``seed``)."""
+        self._spec, self._seed, self._build = spec, seed, build
         self._shadow = self._bot = self._suggestion = None
         self._applied = 0
 
     def action(self, env, history: list[int]) -> int | None:
         """The bot's next minigrid action for ``env`` after ``history``; None if it has no plan."""
-        if self._shadow is None:
+        if self._shadow is None and self._build is not None:
+            self._shadow, self._applied = self._build(), 0
+            self._fresh_bot()
+        elif self._shadow is None:
             shadow = self._shadows.get(self._spec.name)
             if shadow is None:
                 shadow = self._shadows[self._spec.name] = make_level(self._spec)
@@ -63,6 +69,23 @@ class Expert:
         if self._bot is None or self._suggestion == Actions.done:
             self._fresh_bot()
         return None if self._suggestion in (None, Actions.done) else int(self._suggestion)
+
+    def lookahead(self, env, history: list[int], limit: int) -> list[int]:
+        """The bot's next ``limit`` minigrid actions from the state after ``history`` (fewer where its plan
+        ends), as it would take them; played on a copy, so the shadow and the bot stay as they were."""
+        act = self.action(env, history)
+        if act is None or self._bot is None:
+            return []
+        shadow, bot = copy.deepcopy((self._shadow, self._bot))
+        out: list[int] = []
+        while act is not None and act != Actions.done and len(out) < limit:
+            out.append(int(act))
+            shadow.step(act)
+            try:
+                act = bot.replan(None)
+            except Exception:  # the plan broke on the copy: the moves before still stand
+                break
+        return out
 
     def _fresh_bot(self) -> None:
         try:
@@ -127,12 +150,12 @@ class HighLevelExpert:
     @staticmethod
     def _best(table: highlevel.Table, verb: str, objs: list, why: str) -> Advice | None:
         """The offered ``verb <label>`` on one of ``objs`` with the fewest primitive steps."""
-        options = [(len(table.plans[verb + s.label]), i, s) for i, s in enumerate(table.seen)
-                   if any(s.obj is o for o in objs) and verb + s.label in table.plans]
+        options = [(len(table.plans[text]), i, text, s) for i, s in enumerate(table.seen)
+                   if any(s.obj is o for o in objs) for text in [table.action_for(verb, s)] if text is not None]
         if not options:
             return None
-        s = min(options, key=lambda o: o[:2])[2]
-        return Advice(verb + s.label, why.format(f"The {s.label}"))
+        _, _, text, s = min(options, key=lambda o: o[:2])
+        return Advice(text, why.format(f"The {s.label}"))
 
     @staticmethod
     def _drop(table: highlevel.Table) -> Advice | None:
@@ -188,8 +211,9 @@ class HighLevelExpert:
         act = bot()
         if act == highlevel.PICKUP:
             front = next((s for s in table.seen if s.ahead == 1 and s.right == 0), None)
-            if front is not None and f"pickup {front.label}" in table.plans:
-                return Advice(f"pickup {front.label}", f"I pick up the {front.label} in front of me.")
+            text = table.action_for("pickup ", front) if front is not None else None
+            if text is not None:
+                return Advice(text, f"I pick up the {front.label} in front of me.")
         text = _PRIMITIVE_TEXT.get(act) if act is not None else None
         if text in table.plans:
             return Advice(text, thought)

@@ -69,6 +69,11 @@ class Table:
     def actions(self) -> list[str]:
         return list(self.plans)
 
+    def action_for(self, verb: str, seen: Seen) -> str | None:
+        """The offered action doing ``verb`` (``"go to "``, ``"pickup "``, ...) on ``seen``; None if not offered."""
+        text = verb + seen.label
+        return text if text in self.plans else None
+
     def listing(self) -> str:
         """AgentGym's line ``Available actions: ["turn left", ...]``."""
         return "Available actions: " + json.dumps(self.actions)

@@ -24,8 +24,8 @@ def play(env: BabyAIEnv, task_id: int, split: str, choose, max_turns: int = Baby
 @pytest.mark.parametrize("part", checks_for(BabyAIEnv))
 def test_check_environment(part):
     """The contract; the expert solves every test task with minigrid's reward, 1 - 0.9 * steps / max_steps (at
-    least the success threshold); tasks 0 and 89 are played over HTTP and through AgentGym's routes (which
-    use AgentGym's action set)."""
+    least the success threshold); tasks 0 and 89 are played over HTTP, and AgentGym's routes (which serve the
+    agentgym profile) on that profile's tasks 0 and 89."""
     report = check_environment(BabyAIEnv, checks=(part,), served=(0, 89))
     for episode in report.episodes:
         last = episode.results[-1]

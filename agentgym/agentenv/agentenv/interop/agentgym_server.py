@@ -73,8 +73,12 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         # a profile that knows upstream's running score says it (it may count what the reset did)
         score = (info or {}).get("agentgym_score", scores[handle] * scale)
         sent = scores[handle] if routes.running_reward else reward  # a running-reward server sends the value so far
-        return {"id": handle, "observation": observation, "reward": round(sent * scale, 9),
-                "score": round(score, 9), "done": done, "deleted": False, "available_actions": actions, **extra}
+        # in another scale, rounded (a 0-100 score server sends 25, not 25.000000000000004); in the profile's own
+        # scale, the number as computed (upstream's babyai sends 0.6656249999999999, not 0.665625)
+        exact = scale == 1.0
+        return {"id": handle, "observation": observation, "reward": sent if exact else round(sent * scale, 9),
+                "score": score if exact else round(score, 9), "done": done, "deleted": False,
+                "available_actions": actions, **extra}
 
     async def body_of(request: Request) -> dict[str, Any]:
         try:
