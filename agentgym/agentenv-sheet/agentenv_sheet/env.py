@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -81,11 +82,14 @@ class SheetEnv(ToolEnvironment):
     gold_in_order = True
     # AgentGym's sheet server: /create {"id"} -> int, /reset {"env_idx", "id"} -> the observation string,
     # /step {"env_idx", "action"} -> {observation, reward, done}, GET /observation?env_idx=; no /close.
-    # Its 20 tasks (AgentEval's) are ids 0..19 for both splits; served here, ids 0..19 are our test split.
-    agentgym = AgentGymRoutes(
+    # Its 20 tasks (AgentEval's) are ids 0..19 for both splits; ``--compat agentgym`` serves the agentgym
+    # profile (index N: its task N), and with ``--option profile=native`` ids 0..19 are our test split.
+    agentgym: ClassVar[AgentGymRoutes] = AgentGymRoutes(
         item_prefix="tool_sheet", handle="env_idx", reset_key="id", create_key="id", reset_returns="string",
         index_order=("test", "train"), has_close=False, hello="ok", running_reward=True,
-        upstream_splits={"train": (0, 20), "test": (0, 20)})
+        upstream_splits={"train": (0, 20), "test": (0, 20)}, options={"profile": "agentgym"})
+    #: ``--option profile=agentgym``: AgentGym's 20 tasks on its reference workbook, read from the user's copy
+    profiles = MappingProxyType({"agentgym": "agentenv_sheet.agentgym_profile:AgentGymSheetEnv"})
 
     def __init__(self) -> None:
         self._task: Task | None = None

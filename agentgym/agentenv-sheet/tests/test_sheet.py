@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import random
+from pathlib import Path
 
 import pytest
 from agentenv_sheet.a1 import A1Error, parse_a1, parse_range, to_a1
+from agentenv_sheet.agentgym_profile import DATA_VAR
 from agentenv_sheet.env import SheetEnv, SheetOptions, first_observation
 from agentenv_sheet.formula import FormulaError, evaluate
 from agentenv_sheet.reward import answer_holds, score, state_checks
@@ -18,6 +21,10 @@ from agentenv_sheet.workbook import Sheet, SheetError, Workbook, coerce, same, s
 
 from agentenv.client import EnvClient
 from agentenv.testing import check_environment, checks_for, play_in_process, serve_in_thread
+
+#: AgentGym's tool data (reference data beside the checkout, never copied into it)
+AGENTGYM_DATA = Path(os.environ.get(DATA_VAR) or Path(__file__).resolve().parents[3].parent / "shared" / "agentgym"
+                     / "upstream-data" / "tool")
 
 
 @pytest.fixture(scope="module")
@@ -43,11 +50,16 @@ def small() -> Sheet:
 
 # -- the SDK's contract -----------------------------------------------------------------------------
 @pytest.mark.parametrize("part", checks_for(SheetEnv))
-def test_check_environment(part):
+def test_check_environment(part, monkeypatch):
     """The contract; the expert solves every test task and every 16th train task with a return of 1, a thought
-    at every turn, no tool error; tasks 3 and 5 are played over HTTP and through AgentGym's routes
-    (SheetEnvClient's flow: POST /create {"id"} -> env_idx, /reset {"env_idx", "id"} -> the observation
-    string, the reward it reads at the end)."""
+    at every turn, no tool error; tasks 3 and 5 are played over HTTP. AgentGym's routes (``--compat agentgym``)
+    serve the agentgym profile, which reads AgentGym's data from ``$AGENTGYM_TOOL_DATA``: its check plays the
+    profile's tasks 0, 1 and 7 through them (SheetEnvClient's flow: POST /create {"id"} -> env_idx, /reset
+    {"env_idx", "id"} -> the observation string, the running reward it reads at the end)."""
+    if part == "agentgym":
+        if not (AGENTGYM_DATA / "sheet.jsonl").is_file():
+            pytest.skip(f"AgentGym's tool data (sheet.jsonl) absent: set ${DATA_VAR} or add ../shared")
+        monkeypatch.setenv(DATA_VAR, str(AGENTGYM_DATA))
     report = check_environment(SheetEnv, checks=(part,), thoughts=True, served=(3, 5),
                                splits={"test": range(TEST_SIZE), "train": range(0, TRAIN_SIZE, 16)})
     for episode in report.episodes:

@@ -162,8 +162,10 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         except (AgentEnvError, ValueError, TypeError) as e:
             return fail(e if isinstance(e, AgentEnvError) else AgentEnvError(str(e), status=422))
         if not routes.id_family:
-            return {routes.step_observation: result["observation"], "reward": result["reward"],
-                    "done": result["done"], "info": None}
+            scores[handle] = scores.get(handle, 0.0) + result["reward"]
+            sent = scores[handle] if routes.running_reward else result["reward"]  # the value so far, as upstream's
+            return {routes.step_observation: result["observation"], "reward": sent, "done": result["done"],
+                    "info": None}
         return await state(handle, result["observation"], result["reward"], result["done"], {}, result.get("info"))
 
     async def read(request: Request, what: str) -> Any:
