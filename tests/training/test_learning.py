@@ -7,12 +7,13 @@ in plain torch, to answer ``left`` and ``right`` equally often (a behaviour-clon
 in seconds; the project's own BC is verl's SFT trainer, tested in test_agentevol.py). ``train_ppo.sh``
 takes it as a verl checkpoint directory with ``--model_preset tiny``: the RL-from-BC path.
 
-Two runs at once, one per environment: after a few steps ``left`` must be chosen far more often than
-chance in the first and far less in the second. A reward that reached the wrong token or the trainer
-with the wrong sign, or an advantage with the wrong sign, moves one of them the wrong way (the agent
-loop's reward negated: ``left`` fell to 0% in the first run). Observation tokens given mask 1 do not stop
-this 64-wide model from learning the choice, so the test also reads how many tokens of each episode were
-in the loss (``trained_tokens`` of the rollout records): at most the two replies, never the corridor.
+Two runs at once, one per environment and estimator (GRPO on the first, GiGPO on the second): after a
+few steps ``left`` must be chosen far more often than chance in the first and far less in the second. A
+reward that reached the wrong token or the trainer with the wrong sign, or an advantage with the wrong sign,
+moves one of them the wrong way (the agent loop's reward negated: ``left`` fell to 0% in the first run).
+Observation tokens given mask 1 do not stop this 64-wide model from learning the choice, so the test also
+reads how many tokens of each episode were in the loss (``trained_tokens`` of the rollout records): at most
+the two replies, never the corridor.
 """
 
 from __future__ import annotations
@@ -137,12 +138,14 @@ def start_run(env: str, url: str, model: Path, out: Path, data: Path, *settings:
 # turns) with only the action lines in the loss (agent.train_on=action): masks and credit of both paths
 ESTIMATORS = {"grpo": (),
               "gigpo": ("algorithm.adv_estimator=gigpo", "+algorithm.gigpo_gamma=0.9", "agent.train_on=action")}
+#: which estimator learns which environment: one run each, in opposite directions (see the test's docstring)
+RUNS = {"fork": "grpo", "fork_flipped": "gigpo"}
 
 
 @pytest.fixture(scope="module")
 def start_model(tmp_path_factory) -> tuple[Path, list[float]]:
-    """The BC start of both estimators' runs, built once (the runs only read it): ``build_start_model`` on the
-    two environments' metadata as their servers give it."""
+    """The BC start of both runs, built once (the runs only read it): ``build_start_model`` on the two
+    environments' metadata as their servers give it."""
     infos = []
     for env in (ForkEnv, FlippedForkEnv):
         with serve_in_thread(env) as url, EnvClient(url) as c:
@@ -150,16 +153,19 @@ def start_model(tmp_path_factory) -> tuple[Path, list[float]]:
     return build_start_model(tmp_path_factory.mktemp("bc_checkpoint"), infos)
 
 
-@pytest.mark.parametrize("estimator", sorted(ESTIMATORS))
-def test_grpo_learns_which_door_pays_and_the_flipped_sign_unlearns_it(tmp_path, estimator, start_model):
+def test_grpo_learns_which_door_pays_and_gigpo_learns_the_flipped_sign(tmp_path, start_model):
+    """GRPO on the fork where ``left`` pays, GiGPO on the one where it costs, side by side. Each estimator is
+    checked in one direction, which is enough to catch a sign error on its path (a negated reward or advantage
+    moves its run the wrong way); the two directions together catch a drift to ``left`` (or ``right``) that
+    the reward does not cause."""
     start, first_left = start_model
     # the start is at chance in both environments (greedy would pick one door; sampling picks both)
     assert len(first_left) == 2 and all(0.35 <= p <= 0.65 for p in first_left), first_left
+    dirs = {"fork": "fork", "fork_flipped": "flipped"}
     with serve_in_thread(ForkEnv) as url, serve_in_thread(FlippedForkEnv) as flipped_url:
-        settings = ESTIMATORS[estimator]
-        runs = {"fork": start_run("fork", url, start, tmp_path / "fork", tmp_path / "data", *settings),
-                "fork_flipped": start_run("fork_flipped", flipped_url, start, tmp_path / "flipped", tmp_path / "data",
-                                          *settings)}
+        urls = {"fork": url, "fork_flipped": flipped_url}
+        runs = {env: start_run(env, urls[env], start, tmp_path / dirs[env], tmp_path / "data",
+                               *ESTIMATORS[RUNS[env]]) for env in RUNS}
         try:
             codes = {env: proc.wait(timeout=1500) for env, proc in runs.items()}
         finally:
@@ -167,15 +173,16 @@ def test_grpo_learns_which_door_pays_and_the_flipped_sign_unlearns_it(tmp_path, 
                 if proc.poll() is None:
                     proc.terminate()
                     proc.wait(60)
-    logs = {env: (tmp_path / d / "train.log").read_text() for env, d in (("fork", "fork"), ("fork_flipped", "flipped"))}
+    logs = {env: (tmp_path / d / "train.log").read_text() for env, d in dirs.items()}
     assert codes == {"fork": 0, "fork_flipped": 0}, {env: log[-3000:] for env, log in logs.items()}
+    assert "adv_estimator=gigpo" in (tmp_path / "flipped" / "verl_command.txt").read_text()
 
     shares = {env: [left_share(tmp_path / d / "rollouts" / f"step_{step}.jsonl") for step in range(1, STEPS + 1)]
-              for env, d in (("fork", "fork"), ("fork_flipped", "flipped"))}
+              for env, d in dirs.items()}
     print("share of left per step:", json.dumps(shares))
     # only the replies were in the loss: two of at most 16 new tokens each (with their end tokens), never the
     # long corridor between them; observation tokens given mask 1 show here, where learning does not show them
-    trained = [item["trained_tokens"] for d in ("fork", "flipped") for step in range(1, STEPS + 1)
+    trained = [item["trained_tokens"] for d in dirs.values() for step in range(1, STEPS + 1)
                for item in trajectories.read(tmp_path / d / "rollouts" / f"step_{step}.jsonl")]
     print("trained tokens per episode: max", max(trained), "mean", sum(trained) / len(trained))
     assert len(trained) == 2 * STEPS * 64 and 2 <= max(trained) <= 2 * (16 + 2), max(trained)
