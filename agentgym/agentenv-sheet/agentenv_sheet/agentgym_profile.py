@@ -53,28 +53,23 @@ from __future__ import annotations
 
 import ast
 import copy
-import dataclasses
 import json
 import math
-import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict
-
-from agentenv import Split, StepResult
+from agentenv import StepResult
 from agentenv.interop.agentgym_routes import AgentGymRoutes
-from agentenv.tools import GoldCall, ToolEnvironment, tool
+from agentenv.interop.agentgym_toolusage import REPLY_FORM, ToolUsageProfile, profile_routes
+from agentenv.tools import GoldCall, tool
 from agentenv_sheet.env import SheetEnv
 from agentenv_sheet.formula import FormulaError, Value, evaluate
 from agentenv_sheet.workbook import Sheet, SheetError
 from agentenv_sheet.xlsx import GENERAL, XlsxError, display, read_xlsx
 
-DATA_VAR = "AGENTGYM_TOOL_DATA"  # the directory holding AgentGym's tool data (sheet.jsonl, the reference workbook)
 QUESTIONS, WORKBOOK = "sheet.jsonl", "sheet_reference_workbook.xlsx"
 NUM_TASKS = 20  # the lines of upstream's sheet.jsonl (counted from the file once it is loaded)
 MAX_ROUNDS = 15
@@ -83,9 +78,6 @@ TOOL_NAMES = ("open_sheet", "del_sheet", "freeze_data", "get_A1_annotation", "in
               "merge_cells", "update_note", "get_all_values", "get_range_values", "get_cell_value",
               "get_value_by_formula", "filter_cells", "get_note", "finish")
 OPERATORS = ("SUM", "AVERAGE", "COUNT", "MAX", "MIN", "MINUS", "PRODUCT")
-FORMAT_ERROR = ('Format error, please response in the format of  "Action: [your action] with Action Input: '
-                '[your action input]')
-BAD_INPUT = "Parameters in action input are not valid, please change your action input."
 NOT_OPEN = "Please open a sheet before operating it"
 WHOLE_SHEET = "Warning: You cannot delete whole sheet at once, please try other functions"
 WHOLE_UPDATE = "Warning: You cannot update whole sheet at once, please try other functions"
@@ -96,10 +88,6 @@ BAD_RANGE = ("In the sheet formula, you should use A1 notation to display the st
 BAD_OPERATOR = 'the operator should be one of the ["SUM", "AVERAGE", "COUNT", "MAX", "MIN", "MINUS", "PRODUCT"]'
 RETRIES = 4  # upstream's server runs an action whose answer says "error" again, up to this many runs in all
 GRID_ROWS, GRID_COLS = 1000, 26  # a Google sheet's grid at least (the export lists 1000 rows)
-#: what the server finds in a reply (searched; "." stops at line ends, so the call is on the last line)
-_CALL = re.compile(r"\s*(.*?)\s*with\s*Action Input:\s*(.*?)$")
-#: how the environment then reads the tool name (after "Action:") and the input
-_PARSE = re.compile(r".*?Action:\s*(.*?)\s*with\s*Action Input:\s*(.*?)$", re.MULTILINE | re.DOTALL)
 _ONE_LETTER_A1 = re.compile(r"^[A-Z]{1}[0-9]+$")  # upstream's check of the formula tools' positions
 _GSPREAD_A1 = re.compile(r"([A-Za-z]+)([1-9]\d*)")  # gspread's cell labels (matched at the start, any case)
 _SHEET_OF_GOAL = re.compile(r'"Sheet(\d{1,2})"')
@@ -119,18 +107,8 @@ RULES = (
     "end_position or position_list, operator), filter_cells(query: a regular expression, in_row or in_column), "
     "get_note(position), finish(). The operators are SUM, AVERAGE, COUNT, MAX, MIN, MINUS and PRODUCT. Sorting "
     "moves every row below the frozen ones: freeze the header row first. When the sheet is as the goal asks, call "
-    "finish; the sheet is compared cell by cell with the expected one.\n"
-    "Answer in this form, the action on one line:\nThought: <what you think, at most 3 sentences>\n\n"
-    "Action: <tool name> with Action Input: <its arguments as a dictionary>"
+    "finish; the sheet is compared cell by cell with the expected one.\n" + REPLY_FORM
 )
-
-
-class SheetAgentGymOptions(BaseModel):
-    """Server options of the agentgym profile."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    #: the directory holding AgentGym's sheet.jsonl and sheet_reference_workbook.xlsx (else $AGENTGYM_TOOL_DATA)
-    data_dir: str | None = None
 
 
 # -- the workbook, as Google Sheets keeps it -----------------------------------------------------------------------
@@ -225,20 +203,6 @@ class SheetData:
     tasks: tuple[UpstreamTask, ...]
 
 
-def data_dir(given: str | os.PathLike | None) -> Path:
-    """The directory given, else ``$AGENTGYM_TOOL_DATA``; a one-line error saying what to set otherwise."""
-    path = given if given else os.environ.get(DATA_VAR)
-    if not path:
-        raise ValueError(f"sheet's agentgym profile reads AgentGym's {QUESTIONS} and {WORKBOOK}: give --option "
-                         f"data_dir=DIR or set ${DATA_VAR} to the directory holding them")
-    root = Path(path).expanduser()
-    missing = [name for name in (QUESTIONS, WORKBOOK) if not (root / name).is_file()]
-    if missing:
-        raise ValueError(f"sheet's agentgym profile: {root} holds no {' or '.join(missing)} (--option data_dir / "
-                         f"${DATA_VAR} must name the directory of AgentGym's tool data)")
-    return root
-
-
 _ACTION_LINE = re.compile(r"^Action \d+:\s*(\w+) with Action Input:\s*(.*)$")
 
 
@@ -250,25 +214,6 @@ def reference_path(text: str) -> tuple[tuple[str, dict[str, Any]], ...]:
         if m:
             out.append((m.group(1), dict(ast.literal_eval(m.group(2)))))
     return tuple(out)
-
-
-@lru_cache(maxsize=4)
-def _load(root: Path) -> SheetData:
-    try:
-        book = {name: _sheet_of(x) for name, x in read_xlsx(root / WORKBOOK).items()}
-        tasks = []
-        for n, line in enumerate((root / QUESTIONS).read_text().splitlines()):
-            row = json.loads(line)
-            found = _SHEET_OF_GOAL.search(row["goal"])
-            tasks.append(UpstreamTask(n, row["goal"], f"Sheet{found.group(1)}" if found else None,
-                                      json.loads(row["additional_info"]["answer"]), reference_path(row["subgoals"])))
-    except (OSError, ValueError, KeyError, TypeError, SyntaxError, XlsxError) as e:
-        raise ValueError(f"sheet's agentgym profile cannot read AgentGym's tool data in {root}: {e}") from None
-    return SheetData(root, book, tuple(tasks))
-
-
-def load(given: str | os.PathLike | None = None) -> SheetData:
-    return _load(data_dir(given).resolve())
 
 
 def match_score(values: Any, truth: list[list[str]]) -> float:
@@ -401,112 +346,50 @@ def _typed(sheet: GridSheet, row: int, col: int, value: Any) -> None:
         sheet.set(row, col, (value[1:] if value.startswith("'") else value) or None)
 
 
-class AgentGymSheetEnv(ToolEnvironment):
+class AgentGymSheetEnv(ToolUsageProfile):
     """AgentGym's sheet task N on its reference workbook, graded as its server grades (module docstring)."""
 
     name = "sheet"
-    profile = "agentgym"
-    version = "agentgym-1"
     max_turns = MAX_ROUNDS
     instruction = INSTRUCTION
-    Options = SheetAgentGymOptions
+    data_files = (QUESTIONS, WORKBOOK)
+    Data = SheetData
+    upstream_tasks = NUM_TASKS
+    read_errors = (*ToolUsageProfile.read_errors, SyntaxError, XlsxError)
+    server_runs = RETRIES
     gold_in_order = True
     # check_tasks: short reference paths (a restock, a promotion, deleting the records of wrong scores)
-    agentgym: ClassVar[AgentGymRoutes] = dataclasses.replace(
-        SheetEnv.agentgym, index_order=("test",), options={}, rules=RULES, server_truncates=False,
-        running_reward=True, upstream_splits={"train": (0, NUM_TASKS), "test": (0, NUM_TASKS)}, check_tasks=(0, 1, 7))
+    agentgym: ClassVar[AgentGymRoutes] = profile_routes(SheetEnv.agentgym, rules=RULES, num_tasks=NUM_TASKS,
+                                                        check_tasks=(0, 1, 7))
+    _task: UpstreamTask | None
 
     def __init__(self) -> None:
-        self._task: UpstreamTask | None = None
+        super().__init__()
         self._book: dict[str, GridSheet] = {}
         self._open: str | None = None
-        self._best = 0.0  # upstream's running reward: the best match so far
-        self._sent = 0.0  # the value sent last
-        self._program: tuple[GoldCall, ...] = ()
-
-    # -- tasks ------------------------------------------------------------------------------------------
-    @classmethod
-    def load_shared(cls, options: Any) -> SheetData:
-        return load(getattr(options, "data_dir", None))
 
     @classmethod
-    def num_tasks(cls, split: Split) -> int:
-        if split not in cls.splits:
-            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(cls.splits)}")
-        return NUM_TASKS
+    def read_data(cls, root: Path) -> SheetData:
+        """The questions and the reference workbook in the data directory."""
+        book = {name: _sheet_of(x) for name, x in read_xlsx(root / WORKBOOK).items()}
+        tasks = []
+        for n, line in enumerate((root / QUESTIONS).read_text().splitlines()):
+            row = json.loads(line)
+            found = _SHEET_OF_GOAL.search(row["goal"])
+            tasks.append(UpstreamTask(n, row["goal"], f"Sheet{found.group(1)}" if found else None,
+                                      json.loads(row["additional_info"]["answer"]), reference_path(row["subgoals"])))
+        return SheetData(root, book, tuple(tasks))
 
-    @classmethod
-    def task_counts(cls, shared: Any = None) -> dict[str, int]:
-        n = len(shared.tasks) if isinstance(shared, SheetData) else NUM_TASKS
-        return {split: n for split in cls.splits}
-
-    @classmethod
-    def fingerprint(cls, counts: dict[str, int], options: BaseModel) -> str:
-        return super().fingerprint(counts, SheetAgentGymOptions())  # where the files lie does not change the tasks
-
-    def _data(self) -> SheetData:
-        if isinstance(self.shared, SheetData):
-            return self.shared
-        return load(getattr(self.options, "data_dir", None))
-
-    def reset(self, task_id: int, split: Split = "test", seed: int | None = None) -> tuple[str, dict[str, Any]]:
-        data = self._data()
-        if split not in self.splits:
-            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(self.splits)}")
-        if not 0 <= task_id < len(data.tasks):
-            raise IndexError(f"sheet (agentgym) has tasks 0..{len(data.tasks) - 1}, not {task_id}")
-        self._task = data.tasks[task_id]
+    def _start(self, data: SheetData, task: UpstreamTask) -> None:
         self._book = copy.deepcopy(data.workbook)
-        self._open, self._best, self._sent = None, 0.0, 0.0
-        self._program = expert_program(self._task)
-        self._observation = self.agentgym.with_rules(
-            f"Now new trial starts.\nYou should perform actions to accomplish the goal: {self._task.goal}\n"
-            "Give me one action.")
-        return self._observation, {"task_id": task_id, "split": split, "agentgym_index": task_id}
+        self._open = None
+        self._program = expert_program(task)
 
-    # -- a step, as upstream's server and environment take it ----------------------------------------------
-    def step(self, action: str) -> StepResult:
-        if self._task is None:
-            return StepResult("Call reset before step.", valid=False)
-        found = _CALL.search(action)
-        if found is None:
-            return self._answer(FORMAT_ERROR, False, valid=False)
-        text = f"{found.group(1)} with Action Input: {found.group(2)}"
-        if _PARSE.match(text) is None:  # this project's agent loop sends "NAME with Action Input: ..." (docstring)
-            text = "Action: " + text
-        for _ in range(RETRIES):
-            observation, done, valid = self._run(text)
-            observation = f"Observation: {observation}\nGive me one action."
-            if "error" not in observation.lower():
-                break
-        return self._answer(observation, done, valid=valid)
-
-    def _answer(self, observation: str, done: bool, *, valid: bool) -> StepResult:
-        value = self._best
-        reward, self._sent = value - self._sent, value
-        self._observation = observation
-        return StepResult(observation, reward=reward, done=done, success=value == 1.0, score=value, valid=valid,
-                          info={"agentgym_reward": value})
-
-    def _run(self, text: str) -> tuple[str, bool, bool]:
-        """Upstream's environment step: the observation, whether the episode ended, whether the call was read."""
-        parsed = _PARSE.match(text)
-        if parsed is None:
-            return "ERROR | TypeError(cannot unpack non-iterable NoneType object)", False, False
-        name, raw = parsed.groups()
-        try:
-            params = ast.literal_eval(raw)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            return f"ERROR | Exception({BAD_INPUT})", False, False
-        try:
-            observation = str(self._dispatch(name, params))
-        except Exception as e:  # upstream turns any failure of a call into this observation
-            observation, done, valid = f"ERROR | {type(e).__name__}({e})", False, False
-        else:
-            done, valid = "finish" in text.lower(), not observation.startswith("ERROR | ")
-        if "Invalid" not in observation:
-            self._best = max(self._best, match_score(self._space(), self._task.answer))  # type: ignore[union-attr]
-        return observation, done, valid
+    # -- a step, as upstream's environment takes it --------------------------------------------------------
+    def _value(self) -> float:
+        """upstream's ``get_match_score`` of what get_all_values gives now."""
+        assert self._task is not None
+        return match_score(self._space(), self._task.answer)
 
     def _space(self) -> Any:
         """What upstream grades: the tool get_all_values' result (a table, or the text of its failure)."""
@@ -517,7 +400,7 @@ class AgentGymSheetEnv(ToolEnvironment):
         except IndexError as e:
             return repr(e)
 
-    def _dispatch(self, name: str, params: Any) -> Any:
+    def _dispatch_call(self, name: str, params: Any) -> Any:
         """Upstream's dispatch: the arguments read from ``params`` in its order (KeyError, TypeError as its
         lookups), then the tool."""
         if name == "update_cell_by_formula":
@@ -1002,16 +885,6 @@ class AgentGymSheetEnv(ToolEnvironment):
     def finish(self) -> StepResult:  # type: ignore[override]
         """End the task; the sheet's values."""
         raise NotImplementedError("step() runs finish as upstream does")
-
-    def grade(self, answer: Any) -> float:
-        raise NotImplementedError("the agentgym profile grades as upstream's server does, in step()")
-
-    # -- the expert ---------------------------------------------------------------------------------------------
-    def gold_program(self) -> Sequence[GoldCall]:
-        """The reference action path of the question file, played through the tools (:func:`expert_program`)."""
-        if self._task is None:
-            raise RuntimeError("reset() must be called first")
-        return self._program
 
 
 #: the arguments upstream's environment reads from the input, per tool (the formula tools and filter_cells aside)

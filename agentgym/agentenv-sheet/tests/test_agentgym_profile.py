@@ -2,34 +2,25 @@
 
 AgentGym's data (``sheet.jsonl``, ``sheet_reference_workbook.xlsx``) is reference data read from where it lies,
 never copied here: ``$AGENTGYM_TOOL_DATA``, else ``../shared/agentgym/upstream-data/tool`` beside the checkout (its
-item lists, ``AgentItemId``, beside it). Without it these tests skip, all but the ones on the error a server gives
-without it and on the display of numbers.
+item lists, ``AgentItemId``, beside it). Without it these tests skip, all but the one on the display of numbers (the
+error a server gives without it is the core's test, tests/core/test_agentgym_toolusage.py).
 """
 
-import json
 import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 import pytest
-from agentenv_sheet.agentgym_profile import (
-    DATA_VAR,
-    FORMAT_ERROR,
-    NOT_OPEN,
-    RULES,
-    AgentGymSheetEnv,
-    SheetAgentGymOptions,
-    load,
-    match_score,
-)
+from agentenv_sheet.agentgym_profile import NOT_OPEN, RULES, AgentGymSheetEnv, match_score
 from agentenv_sheet.env import SheetEnv
 from agentenv_sheet.xlsx import display, read_xlsx
 
 from agentenv import profiles, registry
+from agentenv.interop import agentgym_items
 from agentenv.interop.agentgym_server import create_agentgym_app
+from agentenv.interop.agentgym_toolusage import DATA_VAR, FORMAT_ERROR
+from agentenv.interop.agentgym_toolusage import client_reply as call
 from agentenv.server import ServerConfig
 from agentenv.testing import check_environment, checks_for, play_in_process, serve_app_in_thread, serve_in_thread
 
@@ -45,22 +36,16 @@ TOO_LONG = {5}
 
 
 def agenteval() -> list[int]:
-    """AgentEval's 20 sheet items (their upstream indices)."""
+    """AgentEval's 20 sheet items (their upstream indices); without the item lists, tasks 0..19."""
     if not (ITEMS / "eval").is_dir():
         return list(range(20))
-    items = json.loads((ITEMS / "eval" / "tool_sheet_test.json").read_text())
-    return [int(item["item_id"].rsplit("_", 1)[1]) for item in items]
+    return list(agentgym_items.load(ITEMS, SheetEnv.agentgym.item_prefix).test)
 
 
 @pytest.fixture
 def env(monkeypatch):
     monkeypatch.setenv(DATA_VAR, str(DATA))
     return AgentGymSheetEnv()
-
-
-def call(tool: str, **args) -> str:
-    """An action as AgentGym's client sends it: the model's whole reply."""
-    return f"Thought: I call {tool}.\n\nAction: {tool} with Action Input: {json.dumps(args)}"
 
 
 def table(observation: str) -> list[list[str]]:
@@ -88,19 +73,6 @@ def test_the_option_chooses_the_profile():
         info = httpx.get(url + "/info").json()
     assert (info["profile"], info["splits"], info["max_turns"]) == ("agentgym", {"train": 20, "test": 20}, 15)
     assert [t["name"] for t in info["tools"]][:2] == ["open_sheet", "del_sheet"]
-
-
-def test_without_the_data_a_server_says_what_to_set(monkeypatch, tmp_path):
-    monkeypatch.delenv(DATA_VAR, raising=False)
-    with pytest.raises(ValueError, match=rf"give --option data_dir=DIR or set \${DATA_VAR}"):
-        AgentGymSheetEnv.load_shared(SheetAgentGymOptions())
-    with pytest.raises(ValueError, match=r"holds no sheet\.jsonl or sheet_reference_workbook\.xlsx"):
-        AgentGymSheetEnv.load_shared(SheetAgentGymOptions(data_dir=str(tmp_path)))
-    env = {k: v for k, v in os.environ.items() if k != DATA_VAR}
-    proc = subprocess.run([sys.executable, "-m", "agentenv", "serve", "sheet", "--compat", "agentgym"],
-                          capture_output=True, text=True, timeout=60, env=env)
-    lines = proc.stderr.strip().splitlines()
-    assert proc.returncode != 0 and len(lines) == 1 and f"set ${DATA_VAR}" in lines[0], proc.stderr
 
 
 @needs_data
@@ -139,14 +111,14 @@ def test_the_workbook_read_from_the_xlsx():
         ["beef", "Meat", "8.50", "13.00", "0.10", "Store A", "4.5"]
     assert book["Sheet5"].notes[(4, 1)] == "Progress update to Chapter 3\nOverall Score update to 45"
     assert book["Answer4"].merges == [(1, 1, 1, 2)] and book["Answer9"].frozen_rows == 1
-    data = load(DATA)
+    data = AgentGymSheetEnv.load(DATA)
     assert data.workbook["Sheet6"].values(2, 3, 2, 3) == [["78.0"]]
     assert data.tasks[13].answer[0] == ["Task Name", "Responsible Person", "Priority", "Estimated Hours", "Category"]
 
 
 @needs_data
 def test_first_observation_and_the_tools_answers(env):
-    data = load(DATA)
+    data = AgentGymSheetEnv.load(DATA)
     first, info = env.reset(0, "test")
     assert first == f"{RULES}\nNow new trial starts.\nYou should perform actions to accomplish the goal: " \
                     f"{data.tasks[0].goal}\nGive me one action." and info["agentgym_index"] == 0
@@ -178,7 +150,7 @@ def test_grading_is_the_best_share_of_matching_cells(env):
     assert step.info["agentgym_reward"] == 1.0 and step.success and not step.done
     step = env.step(call("delete_batch_data", dimension="col", index_list=[1]))
     assert step.info["agentgym_reward"] == 1.0 and step.reward == 0.0  # the best so far stays
-    assert match_score(table(step.observation), load(DATA).tasks[0].answer) < before
+    assert match_score(table(step.observation), AgentGymSheetEnv.load(DATA).tasks[0].answer) < before
     assert match_score([["a", "b"], ["c", "d"]], [["a", "x", "y"]]) == 0.5  # only the overlap counts
     assert env.step(call("finish")).done
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from agentenv_sheet.a1 import A1Error, parse_a1, parse_range, to_a1
-from agentenv_sheet.agentgym_profile import DATA_VAR
 from agentenv_sheet.env import SheetEnv, SheetOptions, first_observation
 from agentenv_sheet.formula import FormulaError, evaluate
 from agentenv_sheet.reward import answer_holds, score, state_checks
@@ -20,6 +19,7 @@ from agentenv_sheet.tasks import KINDS, TEST_SIZE, TRAIN_SIZE, TaskSet, build_ta
 from agentenv_sheet.workbook import Sheet, SheetError, Workbook, coerce, same, show
 
 from agentenv.client import EnvClient
+from agentenv.interop.agentgym_toolusage import DATA_VAR
 from agentenv.testing import check_environment, checks_for, play_in_process, serve_in_thread
 
 #: AgentGym's tool data (reference data beside the checkout, never copied into it)

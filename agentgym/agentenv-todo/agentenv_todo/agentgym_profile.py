@@ -41,40 +41,26 @@ with :func:`ast.literal_eval`, not Python's ``eval``: literals only, never code.
 
 from __future__ import annotations
 
-import ast
-import dataclasses
 import datetime as dt
 import json
-import os
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict
-
-from agentenv import Split, StepResult
+from agentenv import StepResult
 from agentenv.interop.agentgym_routes import AgentGymRoutes
-from agentenv.tools import GoldCall, ToolEnvironment, tool
+from agentenv.interop.agentgym_toolusage import REPLY_FORM, ToolUsageProfile, profile_routes
+from agentenv.tools import GoldCall, tool
 from agentenv_todo.data import Account, Project, Todo
 from agentenv_todo.env import TodoEnv
 
-DATA_VAR = "AGENTGYM_TOOL_DATA"  # the directory holding AgentGym's tool data (todo.jsonl, todo_projects.json)
 QUESTIONS, ACCOUNT = "todo.jsonl", "todo_projects.json"
 NUM_TASKS = 155  # the lines of upstream's todo.jsonl (counted from the file once it is loaded)
 MAX_ROUNDS = 15
 TOOL_NAMES = ("get_user_current_date", "get_user_current_location", "get_projects", "update_project", "get_tasks",
               "get_task_description", "get_task_duration", "complete_task", "update_task", "delete_task",
               "check_valid_actions", "finish")
-FORMAT_ERROR = ('Format error, please response in the format of  "Action: [your action] with Action Input: '
-                '[your action input]')
-BAD_INPUT = "Parameters in action input are not valid, please change your action input."
-#: what the server finds in a reply (searched; "." stops at line ends, so the call is on the last line)
-_CALL = re.compile(r"\s*(.*?)\s*with\s*Action Input:\s*(.*?)$")
-#: how the environment then reads the tool name (after "Action:") and the input
-_PARSE = re.compile(r".*?Action:\s*(.*?)\s*with\s*Action Input:\s*(.*?)$", re.MULTILINE | re.DOTALL)
 
 INSTRUCTION = "You are an autonomous agent that manages the user's Todoist account with tools."
 RULES = (
@@ -85,18 +71,8 @@ RULES = (
     "When you have the answer, or have made the changes asked for, call finish: with the answer to a question "
     "(a date as YYYY-MM-DD, a duration as 'number(unit)', a number, a name, Yes or No, a list ['task1', "
     "'task2', ...]), or with \"done\" after an operation. The task is solved when the answer is exactly the "
-    "expected one and the account is exactly as it should be.\n"
-    "Answer in this form, the action on one line:\nThought: <what you think, at most 3 sentences>\n\n"
-    "Action: <tool name> with Action Input: <its arguments as a dictionary>"
+    "expected one and the account is exactly as it should be.\n" + REPLY_FORM
 )
-
-
-class TodoAgentGymOptions(BaseModel):
-    """Server options of the agentgym profile."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    #: the directory holding AgentGym's todo.jsonl and todo_projects.json (else $AGENTGYM_TOOL_DATA)
-    data_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -119,20 +95,6 @@ class TodoData:
     tasks: tuple[UpstreamTask, ...]
 
 
-def data_dir(given: str | os.PathLike | None) -> Path:
-    """The directory given, else ``$AGENTGYM_TOOL_DATA``; a one-line error saying what to set otherwise."""
-    path = given if given else os.environ.get(DATA_VAR)
-    if not path:
-        raise ValueError(f"todo's agentgym profile reads AgentGym's {QUESTIONS} and {ACCOUNT}: give --option "
-                         f"data_dir=DIR or set ${DATA_VAR} to the directory holding them")
-    root = Path(path).expanduser()
-    missing = [name for name in (QUESTIONS, ACCOUNT) if not (root / name).is_file()]
-    if missing:
-        raise ValueError(f"todo's agentgym profile: {root} holds no {' or '.join(missing)} (--option data_dir / "
-                         f"${DATA_VAR} must name the directory of AgentGym's tool data)")
-    return root
-
-
 def starting_account(projects: list[dict[str, Any]]) -> tuple[Account, dict[str, str]]:
     """The account upstream's server fills from todo_projects.json, as Todoist then lists it."""
     out, tasks, units = [], [], {}
@@ -145,25 +107,6 @@ def starting_account(projects: list[dict[str, Any]]) -> tuple[Account, dict[str,
             tasks.append(todo)
             units[todo.id] = str(t.get("duration_unit", "minute"))
     return Account(out, tasks, "", ""), units
-
-
-@lru_cache(maxsize=4)
-def _load(root: Path) -> TodoData:
-    try:
-        account, units = starting_account(json.loads((root / ACCOUNT).read_text()))
-        tasks = []
-        for n, line in enumerate((root / QUESTIONS).read_text().splitlines()):
-            row = json.loads(line)
-            info = row["additional_info"]
-            tasks.append(UpstreamTask(n, row["goal"], tuple(row["subgoals"]), info["answer"],
-                                      info["init_config"]["current_date"], info["init_config"]["current_location"]))
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ValueError(f"todo's agentgym profile cannot read AgentGym's tool data in {root}: {e}") from None
-    return TodoData(root, account, units, tuple(tasks))
-
-
-def load(given: str | os.PathLike | None = None) -> TodoData:
-    return _load(data_dir(given).resolve())
 
 
 # -- upstream's account, as its tools see it ------------------------------------------------------------------
@@ -211,117 +154,60 @@ def _iso_date(value: Any) -> str | None:
     return None
 
 
-class AgentGymTodoEnv(ToolEnvironment):
+class AgentGymTodoEnv(ToolUsageProfile):
     """AgentGym's todo task N on its starting account, graded as its server grades (module docstring)."""
 
     name = "todo"
-    profile = "agentgym"
-    version = "agentgym-1"
     max_turns = MAX_ROUNDS
     instruction = INSTRUCTION
-    Options = TodoAgentGymOptions
+    data_files = (QUESTIONS, ACCOUNT)
+    Data = TodoData
+    upstream_tasks = NUM_TASKS
+    graded_at_end = True  # the answer and the account, at finish
+    grades_failed_calls = False
     # check_tasks: a question, completing a task, moving a due date
-    agentgym: ClassVar[AgentGymRoutes] = dataclasses.replace(
-        TodoEnv.agentgym, index_order=("test",), options={}, rules=RULES, server_truncates=False,
-        running_reward=True, upstream_splits={"train": (0, NUM_TASKS), "test": (0, NUM_TASKS)}, check_tasks=(0, 1, 2))
+    agentgym: ClassVar[AgentGymRoutes] = profile_routes(TodoEnv.agentgym, rules=RULES, num_tasks=NUM_TASKS,
+                                                        check_tasks=(0, 1, 2))
+    _task: UpstreamTask | None
 
     def __init__(self) -> None:
-        self._task: UpstreamTask | None = None
+        super().__init__()
         self._acc: Account | None = None
         self._units: dict[str, str] = {}
         self._path: list[dict[str, Any]] = []
-        self._best = 0.0  # the best share of ground-truth subgoals found so far
-        self._sent = 0.0  # the reward upstream's server sent last
-        self._program: tuple[GoldCall, ...] = ()
-
-    # -- tasks ------------------------------------------------------------------------------------------
-    @classmethod
-    def load_shared(cls, options: Any) -> TodoData:
-        return load(getattr(options, "data_dir", None))
 
     @classmethod
-    def num_tasks(cls, split: Split) -> int:
-        if split not in cls.splits:
-            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(cls.splits)}")
-        return NUM_TASKS
+    def read_data(cls, root: Path) -> TodoData:
+        """The questions and the starting account in the data directory."""
+        account, units = starting_account(json.loads((root / ACCOUNT).read_text()))
+        tasks = []
+        for n, line in enumerate((root / QUESTIONS).read_text().splitlines()):
+            row = json.loads(line)
+            info = row["additional_info"]
+            tasks.append(UpstreamTask(n, row["goal"], tuple(row["subgoals"]), info["answer"],
+                                      info["init_config"]["current_date"], info["init_config"]["current_location"]))
+        return TodoData(root, account, units, tuple(tasks))
 
-    @classmethod
-    def task_counts(cls, shared: Any = None) -> dict[str, int]:
-        n = len(shared.tasks) if isinstance(shared, TodoData) else NUM_TASKS
-        return {split: n for split in cls.splits}
-
-    @classmethod
-    def fingerprint(cls, counts: dict[str, int], options: BaseModel) -> str:
-        return super().fingerprint(counts, TodoAgentGymOptions())  # where the files lie does not change the tasks
-
-    def _data(self) -> TodoData:
-        if isinstance(self.shared, TodoData):
-            return self.shared
-        return load(getattr(self.options, "data_dir", None))
-
-    def reset(self, task_id: int, split: Split = "test", seed: int | None = None) -> tuple[str, dict[str, Any]]:
-        data = self._data()
-        if split not in self.splits:
-            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(self.splits)}")
-        if not 0 <= task_id < len(data.tasks):
-            raise IndexError(f"todo (agentgym) has tasks 0..{len(data.tasks) - 1}, not {task_id}")
-        task = data.tasks[task_id]
+    def _start(self, data: TodoData, task: UpstreamTask) -> None:
         acc = data.account.copy()
         acc.current_date, acc.current_location = task.current_date, task.current_location
-        self._task, self._acc, self._units = task, acc, data.units
-        self._path, self._best, self._sent = [], 0.0, 0.0
+        self._acc, self._units, self._path = acc, data.units, []
         self._program = expert_program(task, data.account)
-        self._observation = self.agentgym.with_rules(
-            f"Now new trial starts.\nYou should perform actions to accomplish the goal: {task.goal}\n"
-            "Give me one action.")
-        return self._observation, {"task_id": task_id, "split": split, "agentgym_index": task_id}
 
-    # -- a step, as upstream's server and environment take it ----------------------------------------------
-    def step(self, action: str) -> StepResult:
-        if self._task is None or self._acc is None:
-            return StepResult("Call reset before step.", valid=False)
-        found = _CALL.search(action)
-        if found is None:
-            return self._answer(FORMAT_ERROR, self._best, False, valid=False)
-        text = f"{found.group(1)} with Action Input: {found.group(2)}"
-        if _PARSE.match(text) is None:  # this project's agent loop sends "NAME with Action Input: ..." (docstring)
-            text = "Action: " + text
-        observation, done, valid = self._run(text)
-        value = self._best
-        if done:
-            value = float(self._best == 1.0 and status(self._acc) == self._task.final)
-        return self._answer(f"Observation: {observation}\nGive me one action.", value, done, valid=valid)
+    # -- a step, as upstream's environment takes it --------------------------------------------------------
+    def _dispatch_call(self, name: str, params: Any) -> Any:
+        if name == "check_valid_actions":
+            return f"You can use following valid actions: {list(TOOL_NAMES)}"
+        if name in TOOL_NAMES:
+            return self._call(name, params)
+        return f"ERROR | Invalid action: {name}."
 
-    def _answer(self, observation: str, value: float, done: bool, *, valid: bool) -> StepResult:
-        reward, self._sent = value - self._sent, value
-        self._observation = observation
-        return StepResult(observation, reward=reward, done=done, success=done and value == 1.0, score=value,
-                          valid=valid, info={"agentgym_reward": value})
+    def _ends(self, text: str) -> bool:
+        return "Finish" in text or "finish" in text
 
-    def _run(self, text: str) -> tuple[str, bool, bool]:
-        """Upstream's environment step: the observation, whether the episode ended, whether the call was read."""
-        parsed = _PARSE.match(text)
-        if parsed is None:
-            return "ERROR | TypeError(cannot unpack non-iterable NoneType object)", False, False
-        name, raw = parsed.groups()
-        try:
-            params = ast.literal_eval(raw)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            return f"ERROR | Exception({BAD_INPUT})", False, False
-        try:
-            if name == "check_valid_actions":
-                observation: Any = f"You can use following valid actions: {list(TOOL_NAMES)}"
-            elif name in TOOL_NAMES:
-                observation = self._call(name, params)
-            else:
-                observation = f"ERROR | Invalid action: {name}."
-        except Exception as e:  # upstream turns any failure of a call into this observation
-            return f"ERROR | {type(e).__name__}({e})", False, False
-        observation = str(observation)
-        done = "Finish" in text or "finish" in text
-        if "Invalid" not in observation:
-            self._update()
-        return observation, done, not observation.startswith("ERROR | ")
+    def _end_value(self) -> float:
+        assert self._task is not None and self._acc is not None
+        return float(self._best == 1.0 and status(self._acc) == self._task.final)
 
     def _call(self, name: str, params: Any) -> Any:
         """One logged tool call: its arguments read from ``params`` as upstream reads them, its answer, the
@@ -345,7 +231,8 @@ class AgentGymTodoEnv(ToolEnvironment):
             return
         self._calls_made += ((key, answered),)
 
-    def _update(self) -> None:
+    def _value(self) -> float:
+        """The share of the ground-truth subgoals found in the action path."""
         assert self._task is not None
         predicted = [item["Subgoal"] for item in self._path]
         count = 0
@@ -353,7 +240,7 @@ class AgentGymTodoEnv(ToolEnvironment):
             if subgoal in predicted:
                 predicted.remove(subgoal)
                 count += 1
-        self._best = max(self._best, count / len(self._task.subgoals))
+        return count / len(self._task.subgoals)
 
     # -- the tools' answers (upstream's todo_tools over the local account) ------------------------------------
     def _account(self) -> Account:
@@ -521,16 +408,6 @@ class AgentGymTodoEnv(ToolEnvironment):
             answer: the answer in the form the question asks for, or "done".
         """
         raise NotImplementedError("step() runs finish as upstream does")
-
-    def grade(self, answer: Any) -> float:
-        raise NotImplementedError("the agentgym profile grades as upstream's server does, in step()")
-
-    # -- the expert ---------------------------------------------------------------------------------------------
-    def gold_program(self) -> Sequence[GoldCall]:
-        """The reference answer of the question file, reached through the tools (:func:`expert_program`)."""
-        if self._task is None:
-            raise RuntimeError("reset() must be called first")
-        return self._program
 
 
 #: the arguments upstream's environment reads from the input, per tool

@@ -2,30 +2,24 @@
 
 AgentGym's data (``todo.jsonl``, ``todo_projects.json``) is reference data read from where it lies, never copied
 here: ``$AGENTGYM_TOOL_DATA``, else ``../shared/agentgym/upstream-data/tool`` beside the checkout (its item lists,
-``AgentItemId``, beside it). Without it these tests skip, all but the one on the error a server gives without it.
+``AgentItemId``, beside it). Without it these tests skip (the error a server gives without it is the core's test,
+tests/core/test_agentgym_toolusage.py).
 """
 
-import json
 import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 import pytest
-from agentenv_todo.agentgym_profile import (
-    DATA_VAR,
-    FORMAT_ERROR,
-    RULES,
-    AgentGymTodoEnv,
-    TodoAgentGymOptions,
-    load,
-)
+from agentenv_todo.agentgym_profile import RULES, AgentGymTodoEnv
 from agentenv_todo.env import TodoEnv
 
 from agentenv import profiles, registry
+from agentenv.interop import agentgym_items
 from agentenv.interop.agentgym_server import create_agentgym_app
+from agentenv.interop.agentgym_toolusage import DATA_VAR, FORMAT_ERROR
+from agentenv.interop.agentgym_toolusage import client_reply as call
 from agentenv.server import ServerConfig
 from agentenv.testing import check_environment, checks_for, play_in_process, serve_app_in_thread, serve_in_thread
 
@@ -38,9 +32,10 @@ OPTIONS = {"data_dir": str(DATA)}
 
 
 def agenteval() -> list[int]:
-    """AgentEval's 20 todo items (their upstream indices)."""
-    items = json.loads((ITEMS / "eval" / "tool_todo_test.json").read_text())
-    return [int(item["item_id"].rsplit("_", 1)[1]) for item in items]
+    """AgentEval's 20 todo items (their upstream indices); without the item lists, tasks 0..19."""
+    if not (ITEMS / "eval").is_dir():
+        return list(range(20))
+    return list(agentgym_items.load(ITEMS, TodoEnv.agentgym.item_prefix).test)
 
 
 @pytest.fixture
@@ -49,17 +44,12 @@ def env(monkeypatch):
     return AgentGymTodoEnv()
 
 
-def call(tool: str, **args) -> str:
-    """An action as AgentGym's client sends it: the model's whole reply."""
-    return f"Thought: I call {tool}.\n\nAction: {tool} with Action Input: {json.dumps(args)}"
-
-
 @needs_data
 @pytest.mark.parametrize("part", checks_for(AgentGymTodoEnv))
 def test_check_environment(part):
     """The SDK's contract; the expert solves AgentEval's 20 items within 15 rounds; a question, completing a task
     and moving a due date are played over HTTP and AgentGym's routes."""
-    splits = {"test": agenteval() if (ITEMS / "eval").is_dir() else range(20)}
+    splits = {"test": agenteval()}
     report = check_environment(AgentGymTodoEnv, options=OPTIONS, checks=(part,), splits=splits, thoughts=True,
                                served=(0, 1, 2))
     for episode in report.episodes:
@@ -76,19 +66,6 @@ def test_the_option_chooses_the_profile():
     assert [t["name"] for t in info["tools"]][-2:] == ["check_valid_actions", "finish"]
 
 
-def test_without_the_data_a_server_says_what_to_set(monkeypatch, tmp_path):
-    monkeypatch.delenv(DATA_VAR, raising=False)
-    with pytest.raises(ValueError, match=rf"give --option data_dir=DIR or set \${DATA_VAR}"):
-        AgentGymTodoEnv.load_shared(TodoAgentGymOptions())
-    with pytest.raises(ValueError, match=r"holds no todo\.jsonl or todo_projects\.json"):
-        AgentGymTodoEnv.load_shared(TodoAgentGymOptions(data_dir=str(tmp_path)))
-    env = {k: v for k, v in os.environ.items() if k != DATA_VAR}
-    proc = subprocess.run([sys.executable, "-m", "agentenv", "serve", "todo", "--compat", "agentgym"],
-                          capture_output=True, text=True, timeout=60, env=env)
-    lines = proc.stderr.strip().splitlines()
-    assert proc.returncode != 0 and len(lines) == 1 and f"set ${DATA_VAR}" in lines[0], proc.stderr
-
-
 @needs_data
 def test_the_expert_solves_every_task_of_the_file(env):
     """All 155 lines of todo.jsonl (questions and operations), each within AgentGym's 15 rounds."""
@@ -99,7 +76,7 @@ def test_the_expert_solves_every_task_of_the_file(env):
 
 @needs_data
 def test_first_observation_and_the_account(env):
-    data = load(DATA)
+    data = AgentGymTodoEnv.load(DATA)
     assert len(data.tasks) == 155 and len(data.account.projects) == 5 and len(data.account.tasks) == 15
     first, info = env.reset(19, "test")
     goal = data.tasks[19].goal
@@ -203,6 +180,5 @@ def test_agentgyms_routes_answer_as_its_todo_server():
 @needs_data
 def test_random_calls_rarely_solve_a_task(env):
     rng = random.Random(0)
-    ids = agenteval() if (ITEMS / "eval").is_dir() else range(20)
-    wins = sum(play_in_process(env, t, "test", lambda e: e.random_action(rng))[0] == 1.0 for t in ids)
+    wins = sum(play_in_process(env, t, "test", lambda e: e.random_action(rng))[0] == 1.0 for t in agenteval())
     assert wins <= 2

@@ -6,11 +6,11 @@ import random
 from pathlib import Path
 
 import pytest
-from agentenv_todo.agentgym_profile import DATA_VAR
 from agentenv_todo.env import TodoEnv, default_tasks
 from agentenv_todo.reward import answer_score, checks, reward
 from agentenv_todo.tasks import NUM_TASKS, TEST_KINDS, build
 
+from agentenv.interop.agentgym_toolusage import DATA_VAR
 from agentenv.testing import check_environment, checks_for, play_in_process
 
 #: AgentGym's tool data (reference data beside the checkout, never copied into it)
