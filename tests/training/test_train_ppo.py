@@ -42,11 +42,11 @@ def data(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("data")
 
 
-CURRICULUM = "agent.max_turns=[[1,2],[3,3]]"  # a horizon curriculum: 2 turns for steps 1-2, 3 from step 3
+CURRICULUM = "agent.max_turns=[[1,2],[2,3]]"  # a horizon curriculum: 2 turns for step 1, 3 from step 2
 
 
-def test_grpo_three_steps_with_a_horizon_curriculum_on_a_server_that_holds_fewer_sessions(tmp_path, data):
-    """Three GRPO steps with a horizon curriculum (2 turns for steps 1-2, 3 from step 3), played on a server
+def test_grpo_two_steps_with_a_horizon_curriculum_on_a_server_that_holds_fewer_sessions(tmp_path, data):
+    """Two GRPO steps with a horizon curriculum (2 turns for step 1, 3 from step 2), played on a server
     that holds 2 sessions: verl starts a step's 16 episodes at once, the pool queues the rest, so every GRPO
     group is whole (4 samples of each of 4 tasks) and the server never holds more than 2. The episodes of each
     step had that step's turn limit, their rewards are what the environment gives for the same actions, and
@@ -67,27 +67,27 @@ def test_grpo_three_steps_with_a_horizon_curriculum_on_a_server_that_holds_fewer
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
         try:
-            # a response budget that holds 3 turns of replies grown longer by two updates (else the check below
-            # that step 3's episodes reach its limit fails on episodes cut by the budget)
+            # a response budget that holds 3 turns of replies grown longer by an update (else the check below
+            # that step 2's episodes reach its limit fails on episodes cut by the budget)
             log = train(out, data, "--env_name", "maze", "--server", f"maze={server.url}", "--algo", "grpo",
-                        "--steps", "3", CURRICULUM, "data.max_response_length=512")
+                        "--steps", "2", CURRICULUM, "data.max_response_length=512")
         finally:
             stop.set()
             watcher.join(5)
         assert 1 <= peak[0] <= 2
 
         steps = step_metrics(log)
-        assert sorted(steps) == [1, 2, 3]
-        assert "critic/score/mean" in steps[3] and "val-aux/maze/success/mean@1" in steps[3]
+        assert sorted(steps) == [1, 2]
+        assert "critic/score/mean" in steps[2] and "val-aux/maze/success/mean@1" in steps[2]
         for line in steps.values():  # rollout log-probs == trainer log-probs: weights synced before each rollout
             assert metric(line, "rollout_probs_diff_max") < 1e-3
-        assert "[step 1] maze: success" in log and "[validation step 3] maze" in log
+        assert "[step 1] maze: success" in log and "[validation step 2] maze" in log
         first = rollouts(out, "step_1.jsonl")
         assert len(first) == 4 * 4  # train_batch_size x rollout.n
         assert sorted(Counter(item["task_id"] for item in first).values()) == [4, 4, 4, 4]  # every group whole
         assert all(item["item_id"] == f"maze_{item['task_id']}" and item["conversations"][0]["from"] == "human"
                    for item in first)
-        assert (out / "checkpoints" / "global_step_3").is_dir()
+        assert (out / "checkpoints" / "global_step_2").is_dir()
 
         # the rewards in the log are what the environment gives for the same actions
         with EnvClient(server.url) as c:
@@ -99,12 +99,12 @@ def test_grpo_three_steps_with_a_horizon_curriculum_on_a_server_that_holds_fewer
                 assert [s.valid for s in steps_].count(False) == item["invalid_actions"]
 
     # the curriculum: the turn limits the episodes of each step actually had (validation: the last limit)
-    for name, limit in (("step_1.jsonl", 2), ("step_2.jsonl", 2), ("step_3.jsonl", 3), ("val_step_3.jsonl", 3)):
+    for name, limit in (("step_1.jsonl", 2), ("step_2.jsonl", 3), ("val_step_2.jsonl", 3)):
         items = rollouts(out, name)
         assert {i["turn_limit"] for i in items} == {limit}, name
         assert max(i["turns"] for i in items) <= limit and any(i["turns"] == limit for i in items), name
         assert all(i["cut_by_turns"] == (i["turns"] == limit and not i["done"]) for i in items), name
-    assert "episode/maze/turn_limit:3.0" in steps[3] and "(limit 3)" in log
+    assert "episode/maze/turn_limit:3.0" in steps[2] and "(limit 3)" in log
 
 
 def test_ppo_with_critic_a_time_budget_then_resume(tmp_path, data):
