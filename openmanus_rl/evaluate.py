@@ -337,8 +337,8 @@ def profile_cannot_load(native: type, options: dict[str, Any]) -> str | None:
     from agentenv import profiles
 
     try:
-        cls = profiles.resolve(native, "agentgym")
-        cls.load_shared(cls.Options(**{k: v for k, v in options.items() if k != profiles.PROFILE_KEY}))
+        cls, rest = profiles.split_options(native, {**options, profiles.PROFILE_KEY: "agentgym"})
+        cls.load_shared(cls.Options(**rest))
     except (ValueError, OSError, TypeError) as e:
         return str(e).splitlines()[0]
     return None

@@ -32,6 +32,8 @@ from openmanus_rl import prompts, trajectories
 from openmanus_rl.evaluate import main as eval_main
 from openmanus_rl.policies import PolicySpecError, parse_policy_spec
 
+from helpers import AGENTGYM_TOOL_DATA
+
 ENVS = ("maze", "wordle", "babyai")
 FULL = {"maze": 100, "wordle": 25, "babyai": 90}
 
@@ -692,7 +694,7 @@ def test_agenteval_lists_a_profile_that_cannot_load_its_data_as_not_run(tmp_path
     runnable, not_run, offline = agenteval_envs(["maze", "todo"], {}, tmp_path)
     assert runnable == ["maze"] and offline == {"maze": [1]}
     assert "its agentgym profile cannot start here" in not_run["todo"] and "AGENTGYM_TOOL_DATA" in not_run["todo"]
-    data = Path(__file__).resolve().parents[2].parent / "shared" / "agentgym" / "upstream-data" / "tool"
+    data = AGENTGYM_TOOL_DATA
     if (data / "todo.jsonl").is_file():
         runnable, not_run, offline = agenteval_envs(["todo"], {}, tmp_path, {"todo": {"data_dir": str(data)}})
         assert (runnable, not_run, offline) == (["todo"], {}, {"todo": [1]})

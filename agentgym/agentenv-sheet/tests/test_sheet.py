@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import random
-from pathlib import Path
 
 import pytest
 from agentenv_sheet.a1 import A1Error, parse_a1, parse_range, to_a1
@@ -22,9 +20,7 @@ from agentenv.client import EnvClient
 from agentenv.interop.agentgym_toolusage import DATA_VAR
 from agentenv.testing import check_environment, checks_for, play_in_process, serve_in_thread
 
-#: AgentGym's tool data (reference data beside the checkout, never copied into it)
-AGENTGYM_DATA = Path(os.environ.get(DATA_VAR) or Path(__file__).resolve().parents[3].parent / "shared" / "agentgym"
-                     / "upstream-data" / "tool")
+from helpers import AGENTGYM_TOOL_DATA  # reference data beside the checkout, never copied into it
 
 
 @pytest.fixture(scope="module")
@@ -57,9 +53,9 @@ def test_check_environment(part, monkeypatch):
     profile's tasks 0, 1 and 7 through them (SheetEnvClient's flow: POST /create {"id"} -> env_idx, /reset
     {"env_idx", "id"} -> the observation string, the running reward it reads at the end)."""
     if part == "agentgym":
-        if not (AGENTGYM_DATA / "sheet.jsonl").is_file():
+        if not (AGENTGYM_TOOL_DATA / "sheet.jsonl").is_file():
             pytest.skip(f"AgentGym's tool data (sheet.jsonl) absent: set ${DATA_VAR} or add ../shared")
-        monkeypatch.setenv(DATA_VAR, str(AGENTGYM_DATA))
+        monkeypatch.setenv(DATA_VAR, str(AGENTGYM_TOOL_DATA))
     report = check_environment(SheetEnv, checks=(part,), thoughts=True, served=(3, 5),
                                splits={"test": range(TEST_SIZE), "train": range(0, TRAIN_SIZE, 16)})
     for episode in report.episodes:

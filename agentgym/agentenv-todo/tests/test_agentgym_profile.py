@@ -6,9 +6,7 @@ here: ``$AGENTGYM_TOOL_DATA``, else ``../shared/agentgym/upstream-data/tool`` be
 tests/core/test_agentgym_toolusage.py).
 """
 
-import os
 import random
-from pathlib import Path
 
 import httpx
 import pytest
@@ -23,9 +21,9 @@ from agentenv.interop.agentgym_toolusage import client_reply as call
 from agentenv.server import ServerConfig
 from agentenv.testing import check_environment, checks_for, play_in_process, serve_app_in_thread, serve_in_thread
 
-SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "agentgym"
-DATA = Path(os.environ.get(DATA_VAR) or SHARED / "upstream-data" / "tool")
-ITEMS = Path(os.environ.get("AGENTGYM_ITEMS") or SHARED / "AgentItemId")
+from helpers import AGENTGYM_ITEMS, AGENTGYM_TOOL_DATA
+
+DATA = AGENTGYM_TOOL_DATA
 needs_data = pytest.mark.skipif(not (DATA / "todo.jsonl").is_file(),
                                 reason=f"AgentGym's tool data (todo.jsonl) absent: set ${DATA_VAR} or add ../shared")
 OPTIONS = {"data_dir": str(DATA)}
@@ -33,9 +31,9 @@ OPTIONS = {"data_dir": str(DATA)}
 
 def agenteval() -> list[int]:
     """AgentEval's 20 todo items (their upstream indices); without the item lists, tasks 0..19."""
-    if not (ITEMS / "eval").is_dir():
+    if AGENTGYM_ITEMS is None:
         return list(range(20))
-    return list(agentgym_items.load(ITEMS, TodoEnv.agentgym.item_prefix).test)
+    return list(agentgym_items.load(AGENTGYM_ITEMS, TodoEnv.agentgym.item_prefix).test)
 
 
 @pytest.fixture

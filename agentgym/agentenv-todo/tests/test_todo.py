@@ -1,9 +1,7 @@
 """The todo tool environment: the SDK's contract (check_environment: the expert on every test task and a train
 sample, the protocol and AgentGym's routes over HTTP), accounts, tools, state grading, the random policy."""
 
-import os
 import random
-from pathlib import Path
 
 import pytest
 from agentenv_todo.env import TodoEnv, default_tasks
@@ -13,9 +11,7 @@ from agentenv_todo.tasks import NUM_TASKS, TEST_KINDS, build
 from agentenv.interop.agentgym_toolusage import DATA_VAR
 from agentenv.testing import check_environment, checks_for, play_in_process
 
-#: AgentGym's tool data (reference data beside the checkout, never copied into it)
-AGENTGYM_DATA = Path(os.environ.get(DATA_VAR) or Path(__file__).resolve().parents[3].parent / "shared" / "agentgym"
-                     / "upstream-data" / "tool")
+from helpers import AGENTGYM_TOOL_DATA  # reference data beside the checkout, never copied into it
 
 
 @pytest.fixture(scope="module")
@@ -37,9 +33,9 @@ def test_check_environment(part, monkeypatch):
     from ``$AGENTGYM_TOOL_DATA``: its check plays the profile's tasks 0-2 through them (TodoEnvClient's flow:
     create with {"id"}, reset with env_idx and id returning a string, GET /observation)."""
     if part == "agentgym":
-        if not (AGENTGYM_DATA / "todo.jsonl").is_file():
+        if not (AGENTGYM_TOOL_DATA / "todo.jsonl").is_file():
             pytest.skip(f"AgentGym's tool data (todo.jsonl) absent: set ${DATA_VAR} or add ../shared")
-        monkeypatch.setenv(DATA_VAR, str(AGENTGYM_DATA))
+        monkeypatch.setenv(DATA_VAR, str(AGENTGYM_TOOL_DATA))
     report = check_environment(TodoEnv, checks=(part,), thoughts=True, served=(11, 12, 18),
                                splits={"test": range(NUM_TASKS["test"]), "train": range(0, NUM_TASKS["train"], 7)})
     assert all(episode.total == 1.0 for episode in report.episodes)

@@ -64,19 +64,24 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
             return JSONResponse({"error": err.message})
         return JSONResponse(err.to_body(), status_code=err.status)
 
+    def sent(handle: int, reward: float) -> float:
+        """Adds a step's reward to the handle's running value; the reward the server sends for it (before any
+        scale): a running-reward server sends the value so far, as upstream's does."""
+        scores[handle] = scores.get(handle, 0.0) + reward
+        return scores[handle] if routes.running_reward else reward
+
     async def state(handle: int, observation: str, reward: float, done: bool, extra: Mapping[str, Any],
                     info: Mapping[str, Any] | None = None) -> dict:
-        scores[handle] = scores.get(handle, 0.0) + reward
+        reward = sent(handle, reward)
         env_id = handles[handle]
         actions = await service.available_actions(env_id) if not done else []
         scale = routes.score_scale or 1.0  # a score server's "reward" is the change of its score, in its scale
         # a profile that knows upstream's running score says it (it may count what the reset did)
         score = (info or {}).get("agentgym_score", scores[handle] * scale)
-        sent = scores[handle] if routes.running_reward else reward  # a running-reward server sends the value so far
         # in another scale, rounded (a 0-100 score server sends 25, not 25.000000000000004); in the profile's own
         # scale, the number as computed (upstream's babyai sends 0.6656249999999999, not 0.665625)
         exact = scale == 1.0
-        return {"id": handle, "observation": observation, "reward": sent if exact else round(sent * scale, 9),
+        return {"id": handle, "observation": observation, "reward": reward if exact else round(reward * scale, 9),
                 "score": score if exact else round(score, 9), "done": done, "deleted": False,
                 "available_actions": actions, **extra}
 
@@ -162,10 +167,8 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         except (AgentEnvError, ValueError, TypeError) as e:
             return fail(e if isinstance(e, AgentEnvError) else AgentEnvError(str(e), status=422))
         if not routes.id_family:
-            scores[handle] = scores.get(handle, 0.0) + result["reward"]
-            sent = scores[handle] if routes.running_reward else result["reward"]  # the value so far, as upstream's
-            return {routes.step_observation: result["observation"], "reward": sent, "done": result["done"],
-                    "info": None}
+            return {routes.step_observation: result["observation"], "reward": sent(handle, result["reward"]),
+                    "done": result["done"], "info": None}
         return await state(handle, result["observation"], result["reward"], result["done"], {}, result.get("info"))
 
     async def read(request: Request, what: str) -> Any:
