@@ -5,7 +5,9 @@ CREATE TABLE statements with example rows) and the question. Each action is one 
 default the agent explores: a query's result (or the database's error) comes back, and the episode
 goes on until the agent submits a query by writing ``SUBMIT`` before it; the submission is graded
 (its result against the gold query's) and ends the episode. AgentGym's own sqlgym is single-turn,
-the first query being the answer: ``--option single_turn=true``, which ``--compat agentgym`` applies.
+the first query being the answer: ``--option single_turn=true`` plays the generated tasks that way, and the
+``agentgym`` profile (``--option profile=agentgym``, what ``--compat agentgym`` serves) is AgentGym's sqlgym on the
+user's BIRD (:mod:`agentenv_sqlgym.agentgym_profile`).
 
 Databases and tasks are built once per server (``load_shared``): six generated databases with about
 1,400 questions by default, or the published BIRD/Spider files with ``--option data_path=DIR``.
@@ -21,6 +23,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -58,7 +61,7 @@ class SqlGymOptions(BaseModel):
 
     #: a folder with the published BIRD or Spider questions and databases (see ``upstream``); None: generated
     data_path: str | None = None
-    #: AgentGym's form: the first query is the answer (no exploration, no SUBMIT); --compat agentgym sets it
+    #: AgentGym's form: the first query is the answer (no exploration, no SUBMIT)
     single_turn: bool = False
     #: example rows shown under each CREATE TABLE in the first observation
     sample_rows: int = Field(default=2, ge=0, le=10)
@@ -139,11 +142,15 @@ class SqlGymEnv(Environment):
     Options: ClassVar[type[BaseModel]] = SqlGymOptions
     #: AgentGym's sqlgym server: /create (no body) answers a bare int, /reset takes {"env_idx", "item_id"}
     #: and answers [observation, null], /step answers {"state", "reward", "done", "info"}, GET /observation;
-    #: item ids 0-9427 are BIRD train, 9428-10961 BIRD dev; one query is the answer
+    #: item ids 0-9427 are BIRD train, 9428-10961 BIRD dev; one query is the answer. ``--compat agentgym`` serves
+    #: the agentgym profile (AgentGym's item N on the user's BIRD); with ``--option profile=native`` the generated
+    #: train tasks, then the test tasks, fill the index space
     agentgym: ClassVar[AgentGymRoutes] = AgentGymRoutes(
         handle="env_idx", reset_key="item_id", reset_returns="pair", step_observation="state",
         index_order=("train", "test"), upstream_splits={"train": (0, 9428), "test": (9428, 10962)},
-        has_close=False, hello="ok", options={"single_turn": True})
+        has_close=False, hello="ok", options={"profile": "agentgym"})
+    #: ``--option profile=agentgym``: AgentGym's sqlgym on BIRD, read from the user's copy
+    profiles = MappingProxyType({"agentgym": "agentenv_sqlgym.agentgym_profile:AgentGymSqlGymEnv"})
 
     def __init__(self) -> None:
         self._task: Task | None = None

@@ -15,6 +15,10 @@ every session shares, or from holding the server:
 - one statement per call (the sqlite3 module refuses a second one), and it must be a query (its
   first keyword SELECT, WITH, VALUES, PRAGMA or EXPLAIN) before SQLite sees it at all.
 
+``guard=False`` drops the checks of the statement itself (the authorizer and the first keyword), so a
+query's errors are SQLite's own words, as where a profile reproduces a server that shows them (AgentGym's
+sqlgym); the read-only file, ``query_only``, the limits, the time budget and the caps stay.
+
 Each session has its own connection, so a slow query of one session never blocks another's.
 """
 
@@ -72,9 +76,9 @@ class ReadOnlyDatabase:
     """One session's read-only connection to one database file."""
 
     def __init__(self, path: str | Path, time_limit: float = 1.0, max_rows: int = 200,
-                 max_bytes: int = 4_000_000) -> None:
+                 max_bytes: int = 4_000_000, guard: bool = True) -> None:
         self.path = Path(path).resolve()
-        self.time_limit, self.max_rows, self.max_bytes = time_limit, max_rows, max_bytes
+        self.time_limit, self.max_rows, self.max_bytes, self.guard = time_limit, max_rows, max_bytes, guard
         self._deadline = 0.0
         self.conn = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, check_same_thread=False,
                                     isolation_level=None)
@@ -82,7 +86,8 @@ class ReadOnlyDatabase:
         self.conn.execute("PRAGMA trusted_schema = OFF")
         self.conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
         self.conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_LENGTH)
-        self.conn.set_authorizer(_authorize)
+        if guard:
+            self.conn.set_authorizer(_authorize)
         self.conn.set_progress_handler(self._progress, _CHECK_EVERY)
 
     def _progress(self) -> int:
@@ -98,7 +103,7 @@ class ReadOnlyDatabase:
         self._deadline = start + limit
         result = QueryResult()
         word = first_keyword(sql)
-        if word not in QUERY_KEYWORDS:
+        if self.guard and word not in QUERY_KEYWORDS:
             if word in STATEMENT_KEYWORDS:
                 result.error = (f"{word.upper()} is not allowed: only queries can run here (SELECT, WITH, VALUES, "
                                 "PRAGMA table_info, EXPLAIN); the databases are read-only")
@@ -130,6 +135,8 @@ class ReadOnlyDatabase:
                 result.error = f"query stopped after {limit:g} s (time limit)"
             else:
                 result.error = str(e)
+        except (ValueError, OverflowError, MemoryError) as e:  # a NUL in the text, a value Python cannot hold
+            result.error = str(e)
         finally:
             cur.close()
             result.seconds = time.monotonic() - start

@@ -14,7 +14,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from agentenv_sqlgym import render, store, tasks
+from agentenv_sqlgym import bird_export, render, store, tasks
+from agentenv_sqlgym.agentgym_profile import BIRD_VAR
 from agentenv_sqlgym.databases import DATABASES
 from agentenv_sqlgym.env import SqlGymEnv, SqlGymOptions, parse
 from agentenv_sqlgym.reward import normalize, reward, same_result
@@ -66,11 +67,14 @@ def fingerprints(shared) -> dict[str, tuple[str, dict[str, int]]]:
 
 # -- the SDK's contract ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("part", checks_for(SqlGymEnv))
-def test_check_environment(part):
+def test_check_environment(part, tmp_path, monkeypatch):
     """The contract; the expert solves every 5th test task in two turns (a look at the rows, then the
-    submission) with a return of 1, a thought at every turn; tasks 0 and 57 are played over HTTP and through
-    AgentGym's routes (SqlGymEnvClient's flow: create -> a bare int, reset by item_id -> a pair, the
-    observation from GET /observation, the answer's reward from /step's "reward" and its text from "state")."""
+    submission) with a return of 1, a thought at every turn; tasks 0 and 57 are played over HTTP. AgentGym's routes
+    serve the agentgym profile, on BIRD from ``$AGENTENV_SQLGYM_BIRD_PATH`` (here the generated set in BIRD's
+    layout): its check plays items 0-2 through them (SqlGymEnvClient's flow: create -> a bare int, reset by item_id
+    -> a pair, the observation from GET /observation, the reward from /step's "reward", its text from "state")."""
+    if part == "agentgym":
+        monkeypatch.setenv(BIRD_VAR, str(bird_export.export(tmp_path / "bird", train=3, dev=0)))
     report = check_environment(SqlGymEnv, checks=(part,), thoughts=True, served=(0, 57),
                                splits={"test": range(0, 200, 5)})
     assert all(episode.total == 1.0 and episode.turns == 2 for episode in report.episodes)
@@ -368,12 +372,17 @@ def test_spider_layout_loads(tmp_path):
 
 # -- AgentGym's routes -----------------------------------------------------------------------------------------
 def test_agentgym_routes_grade_single_turn_answers(shared):
-    """``--compat agentgym`` (single-turn): a wrong query ends the episode with reward 0, and a write (index 0:
-    the first train task) is refused as AgentGym's server would, in the observation under "state"."""
+    """``--compat agentgym --option profile=native --option single_turn=true`` (the generated tasks, AgentGym's
+    single turn): a wrong query ends the episode with reward 0, and a write (index 0: the first train task) is
+    refused, in the observation under "state"."""
     import httpx
 
+    from agentenv.server import ServerConfig
+
     train = len(shared.splits["train"])
-    with serve_app_in_thread(create_agentgym_app(SqlGymEnv)) as url, httpx.Client(base_url=url, timeout=60) as http:
+    config = ServerConfig(options={"profile": "native", "single_turn": True})
+    with serve_app_in_thread(create_agentgym_app(SqlGymEnv, config)) as url, \
+            httpx.Client(base_url=url, timeout=60) as http:
         env_idx = http.post("/create").json()
         http.post("/reset", json={"env_idx": env_idx, "item_id": train})
         got = http.post("/step", json={"env_idx": env_idx, "action": "SELECT 1"}).json()

@@ -178,6 +178,17 @@ def compare(recording: dict[str, Any], url: str) -> list[str]:
     return out
 
 
+def parse_indices(spec: str) -> list[int]:
+    """``"0-2,9428"`` -> ``[0, 1, 2, 9428]`` (ranges inclusive)."""
+    out: list[int] = []
+    for part in filter(None, (s.strip() for s in spec.split(","))):
+        first, dash, last = part.partition("-")
+        if not first.isdigit() or (dash and not last.isdigit()):
+            raise ValueError(f"--indices: {part!r} is not an index or a range A-B")
+        out += range(int(first), int(last) + 1) if dash else [int(first)]
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("env")
@@ -186,6 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--items", help="AgentItemId directory (default $AGENTGYM_ITEMS): the indices played")
     p.add_argument("--split", choices=("test", "train"), default="test",
                    help="AgentEval's items (test) or AgentTraj's (train)")
+    p.add_argument("--indices", default=None, metavar="A-B,C,...",
+                   help="play these upstream indices instead of the published items (e.g. 0-59,9428-9487: where the "
+                        "upstream server runs on data of the user's that holds only some of them)")
     p.add_argument("--limit", type=int, default=None, help="play only the first N items")
     p.add_argument("--record", help="write the upstream server's answers to this file")
     p.add_argument("--replay", help="compare with a recording instead of a running upstream server")
@@ -198,11 +212,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         if not args.upstream:
             p.error("give --upstream URL or --replay FILE")
-        root = agentgym_items.items_root(args.items)
-        if root is None:
-            p.error("give --items DIR (AgentItemId) or set $AGENTGYM_ITEMS")
-        items = agentgym_items.load(root, routes_of(profile_class(args.env)).item_prefix or args.env)
-        indices = items.test if args.split == "test" else items.train
+        if args.indices:
+            try:
+                indices = parse_indices(args.indices)
+            except ValueError as e:
+                p.error(str(e))
+        else:
+            root = agentgym_items.items_root(args.items)
+            if root is None:
+                p.error("give --items DIR (AgentItemId) or set $AGENTGYM_ITEMS, or --indices")
+            items = agentgym_items.load(root, routes_of(profile_class(args.env)).item_prefix or args.env)
+            indices = items.test if args.split == "test" else items.train
         recording = record(args.env, args.upstream, indices[:args.limit], options, args.split)
         if args.record:
             write_recording(args.record, recording)
