@@ -140,7 +140,9 @@ def test_ppo_with_critic_a_time_budget_then_resume(tmp_path, data):
 
 def test_a_terminated_launcher_takes_verl_and_its_ray_workers_along(tmp_path, data):
     """`kill` of train_ppo.sh mid-run (SIGTERM, as a scheduler or a user stops a job) ends verl's trainer, the
-    Ray cluster it started (raylet, GCS and every worker) and the environment servers, not only the launcher."""
+    Ray cluster it started (raylet, GCS and every worker) and the environment servers, not only the launcher. It
+    is sent once verl's trainer runs as a Ray task and has started its first actors (the earliest point at which
+    every kind of process of a run exists; a whole first step adds a minute and no other kind)."""
     out = tmp_path / "killed"
     cmd = [str(ROOT / "train_ppo.sh"), "--output_dir", str(out), f"data_dir={data}", *SMALL,
            "--env_name", "maze", "--steps", "50"]
@@ -148,20 +150,36 @@ def test_a_terminated_launcher_takes_verl_and_its_ray_workers_along(tmp_path, da
                                 env=dict(os.environ, PYTHON=sys.executable))
     try:
         deadline = time.time() + 600
-        while not (out / "rollouts" / "step_1.jsonl").exists():  # Ray workers, rollout and servers are all up
-            assert launcher.poll() is None and time.time() < deadline, "the run ended before its first step"
-            time.sleep(1)
-        # the servers, verl's trainer, and Ray's processes under it
-        run = {p.pid for p in psutil.Process(launcher.pid).children(recursive=True)}
-        assert len(run) > 5, run
+        while True:  # the servers, verl's trainer, Ray's GCS and raylet, its task runner and an actor of it
+            assert launcher.poll() is None and time.time() < deadline, "the run ended before its workers were up"
+            names = {p.pid: _name(p) for p in psutil.Process(launcher.pid).children(recursive=True)}
+            ray_tasks = {n for n in names.values() if n.startswith("ray::") and n not in RAY_SERVICES}
+            if "ray::TaskRunnerV1.run" in ray_tasks and len(ray_tasks) >= 2 and any("agentenv" in n for n in
+                                                                                     names.values()):
+                break
+            time.sleep(0.5)
+        run = set(names)
+        assert len(run) > 5, names
         launcher.send_signal(signal.SIGTERM)
         code = launcher.wait(90)
         left = left_running(run, timeout=60)
-        assert not left, f"outlived the launcher: {left}"
+        assert not left, f"outlived the launcher: {left} of {names}"
         assert code == 128 + signal.SIGTERM  # verl stopped, servers stopped, then a normal exit
     finally:
         if launcher.poll() is None:
             launcher.kill()
+
+
+#: processes every Ray node runs, besides the tasks and actors of a job
+RAY_SERVICES = {"ray::IDLE", "ray::DashboardAgent", "ray::RuntimeEnvAgent"}
+
+
+def _name(proc: psutil.Process) -> str:
+    """A process's title as ps shows it (Ray's workers rename themselves ``ray::Actor.method``, padded with spaces)."""
+    try:
+        return " ".join(proc.cmdline()).strip() or proc.name()
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return ""
 
 
 @pytest.mark.parametrize("script,args", [
