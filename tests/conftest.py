@@ -10,14 +10,15 @@ from helpers.toy_envs import EchoEnv  # tests/ is on sys.path: pythonpath in pyp
 # the two cores and both slow down by more than they gain (measured: a CI run with two such chains side by side took
 # as long as with one). The modules whose tests start Ray clusters of their own are in the chain whole: a
 # ray.cluster_utils cluster writes the machine's current Ray address, which another cluster's start would race.
-# AgentEvol's run with the hf explorer (no Ray: verl's SFT trainer under torchrun, generation in process) stays out
-# of the chain: a verl run leaves a third of the two cores idle (measured on a one-step run: 35%), which it fills.
+# AgentEvol's run with the hf explorer has no Ray but is in the chain too: beside the verl runs it took 795 s instead
+# of 282 (a CI run measured with it out of the chain took a minute longer in all, though a lone verl run leaves a
+# third of the two cores idle).
 SERIAL = {
     "test_learning.py": (),
     "test_multinode.py": (),
     "test_ray_servers.py": (),
     "test_train_ppo.py": ("test_grpo_two_steps", "test_ppo_with_critic", "test_a_terminated_launcher"),
-    "test_agentevol.py": ("test_exploration_through_verl",),
+    "test_agentevol.py": ("test_agentevol_runs", "test_exploration_through_verl"),
     "test_verl_cpu.py": ("test_main_ppo", "test_sft_trainer", "test_gloo"),
 }
 

@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv import Environment, Split, StepResult
 from agentenv.interop.agentgym_routes import AgentGymRoutes
-from agentenv_sqlgym.env import SqlGymEnv, name_sql
+from agentenv_sqlgym.env import SqlGymEnv, table_looks
 from agentenv_sqlgym.sandbox import ReadOnlyDatabase
 
 BIRD_VAR = "AGENTENV_SQLGYM_BIRD_PATH"
@@ -279,10 +279,7 @@ class AgentGymSqlGymEnv(Environment):
         if self._item is None or self._split is None:
             return []
         entry = self._split.tables[str(self._item["db_id"])]
-        out = []
-        for table in entry.get("table_names_original", []):
-            out += [f"SELECT * FROM {name_sql(table)} LIMIT 5", f"SELECT COUNT(*) FROM {name_sql(table)}"]
-        return out
+        return [query for table in entry.get("table_names_original", []) for query in table_looks(table)]
 
     def random_action(self, rng: random.Random) -> str:
         actions = self.available_actions()

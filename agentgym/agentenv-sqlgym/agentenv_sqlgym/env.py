@@ -114,6 +114,12 @@ def name_sql(name: str) -> str:
     return name if _IDENT.fullmatch(name) else render.quote(name)
 
 
+def table_looks(name: str) -> list[str]:
+    """The random policy's queries on one table: a look at a few rows and a count."""
+    q = name_sql(name)
+    return [f"SELECT * FROM {q} LIMIT 5", f"SELECT COUNT(*) FROM {q}"]
+
+
 def parse(action: str) -> tuple[bool, str]:
     """(is it a submission, the SQL) of an action; a ```sql fence and an ``Action:`` prefix are taken off."""
     text = str(action or "")
@@ -316,8 +322,7 @@ class SqlGymEnv(Environment):
         single = self._options().single_turn
         out = ["SELECT name FROM sqlite_master WHERE type = 'table'"]
         for name in self._shared().tables.get(t.db_key, []):
-            q = name_sql(name)
-            looks = [f"SELECT * FROM {q} LIMIT 5", f"SELECT COUNT(*) FROM {q}"]
+            looks = table_looks(name)
             out += looks if single else looks + [f"SUBMIT {s}" for s in looks]
         return out
 

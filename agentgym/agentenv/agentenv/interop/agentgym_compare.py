@@ -10,6 +10,8 @@ they reach walls, invalid actions, successes and failures, also where every acti
 
 ``--record FILE`` keeps the upstream server's answers, so the comparison can be repeated without it
 (``--replay FILE``): that is how the test suite checks a profile where the upstream server cannot be installed.
+``--indices 0-59,9428-9487`` plays given upstream indices instead of the published items (where both servers
+run on data of the user's that holds only some items, as sqlgym's on a BIRD-format export).
 
     python -m agentenv.interop.agentgym_compare maze --items AgentItemId --upstream http://127.0.0.1:36001 \\
         --record maze_upstream.json
