@@ -31,7 +31,6 @@ profile can be compared on data that needs no download (``tests/data/agentgym/sq
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import random
@@ -43,6 +42,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv import Environment, Split, StepResult
+from agentenv.env import file_stamps
 from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv_sqlgym.env import SqlGymEnv, table_looks
 from agentenv_sqlgym.sandbox import ReadOnlyDatabase
@@ -202,9 +202,7 @@ class AgentGymSqlGymEnv(Environment):
         """The default hash, plus the question files' sizes and times (another BIRD copy is another dataset)."""
         root = bird_root(getattr(options, "data_path", None))
         files = [p for mode, _, _ in MODES for p in _files(root, mode) if p.is_file()]
-        extra = [[str(p.relative_to(root)), p.stat().st_size, int(p.stat().st_mtime)] for p in files]
-        blob = json.dumps([super().fingerprint(counts, options), extra])
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        return super().fingerprint(counts, options, file_stamps(files))
 
     def _data(self) -> BirdData:
         if self.shared is None:  # outside a server (tests, notebooks)

@@ -16,8 +16,6 @@ Queries run read-only and time-limited in each session's own connection (``sandb
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
 import re
 from dataclasses import dataclass
@@ -29,6 +27,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv import Environment, Split, StepResult
+from agentenv.env import file_stamps
 from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv_sqlgym import render, tasks, upstream
 from agentenv_sqlgym.reward import reward
@@ -185,12 +184,8 @@ class SqlGymEnv(Environment):
     def fingerprint(cls, counts: dict[str, int], options: BaseModel) -> str:
         """The default hash, plus the generator's source (generated) or the question files' sizes and times."""
         data_path = getattr(options, "data_path", None)
-        if data_path:
-            extra: Any = [[p.name, p.stat().st_size, int(p.stat().st_mtime)] for p in upstream.data_files(data_path)]
-        else:
-            extra = tasks.source_key()
-        blob = json.dumps([super().fingerprint(counts, options), extra])
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        extra = file_stamps(upstream.data_files(data_path)) if data_path else tasks.source_key()
+        return super().fingerprint(counts, options, extra)
 
     def _shared(self) -> Shared:
         if self.shared is None:  # outside a server (tests, notebooks): build or reuse the default

@@ -8,8 +8,6 @@ sessions; a session holds only its :class:`~agentenv_webshop.browser.Browser` (a
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
 import re
 from functools import lru_cache
@@ -18,6 +16,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv import Environment, Split, StepResult
+from agentenv.env import file_stamps
 from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv_webshop import generate, render, upstream
 from agentenv_webshop.browser import DONE, SEARCH, Browser
@@ -120,11 +119,8 @@ class WebShopEnv(Environment):
     @classmethod
     def fingerprint(cls, counts: dict[str, int], options: BaseModel) -> str:
         """The default hash, plus the size and modification time of upstream data files."""
-        files = []
-        if getattr(options, "data_path", None):
-            files = [[p.name, p.stat().st_size, int(p.stat().st_mtime)] for p in upstream.data_files(options.data_path)]
-        blob = json.dumps([super().fingerprint(counts, options), files])
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        data_path = getattr(options, "data_path", None)
+        return super().fingerprint(counts, options, file_stamps(upstream.data_files(data_path)) if data_path else [])
 
     def _catalogue(self) -> Catalogue:
         if self.shared is None:  # used outside a server (tests, notebooks): build or reuse the default

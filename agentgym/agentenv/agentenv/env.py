@@ -13,8 +13,9 @@ import hashlib
 import json
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -49,6 +50,11 @@ class StepResult:
     score: float = 0.0
     valid: bool = True
     info: dict[str, Any] = field(default_factory=dict)
+
+
+def file_stamps(paths: Iterable[Path]) -> list[list[Any]]:
+    """Name, size and modification time of each file: what a fingerprint hashes of data read from files."""
+    return [[p.name, p.stat().st_size, int(p.stat().st_mtime)] for p in paths]
 
 
 class Environment(ABC):
@@ -114,12 +120,16 @@ class Environment(ABC):
         return {split: int(cls.num_tasks(split)) for split in cls.splits}
 
     @classmethod
-    def fingerprint(cls, counts: dict[str, int], options: BaseModel) -> str:
+    def fingerprint(cls, counts: dict[str, int], options: BaseModel, extra: Any = None) -> str:
         """Identifies the task set a server serves (datasets built from another one are stale).
-        By default: name, version, task counts and options; override to hash loaded data."""
+        By default: name, version, task counts and options; override to hash loaded data, passing what identifies
+        it as ``extra`` (e.g. :func:`file_stamps` of the files read)."""
         blob = json.dumps([cls.name, cls.version, counts, options.model_dump(mode="json")]
                           + ([cls.profile] if cls.profile != "native" else []), sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        digest = hashlib.sha256(blob.encode()).hexdigest()[:16]
+        if extra is None:
+            return digest
+        return hashlib.sha256(json.dumps([digest, extra]).encode()).hexdigest()[:16]
 
     def initial_observation(self, task_id: int, split: Split) -> str | None:
         """The first observation :meth:`reset` would return for the task, when it can be stated
