@@ -43,6 +43,8 @@ def data(tmp_path_factory) -> Path:
 
 
 CURRICULUM = "agent.max_turns=[[1,2],[2,3]]"  # a horizon curriculum: 2 turns for step 1, 3 from step 2
+KL_LOSS = ("actor_rollout_ref.actor.use_kl_loss=true", "actor_rollout_ref.actor.kl_loss_coef=0.5",
+           "actor_rollout_ref.actor.kl_loss_type=low_var_kl")
 
 
 def test_grpo_two_steps_with_a_horizon_curriculum_on_a_server_that_holds_fewer_sessions(tmp_path, data):
@@ -112,11 +114,18 @@ def test_ppo_with_critic_a_time_budget_then_resume(tmp_path, data):
     checkpointed (actor and critic) and validated as verl's last step; the same command again resumes there.
     PPO puts each turn's reward on its turn by default (every episode: the reward style is env_reward); the
     second run turns that off, and takes PPO's old log-probs from the rollout (verl's bypass mode, the tiny-bc
-    preset's setting) instead of recomputing them."""
+    preset's setting) instead of recomputing them.
+
+    The first run also has a KL loss to the reference model (``actor.use_kl_loss``): verl builds the reference
+    as a forward-only FSDP2 engine that it always offloads with pinned memory, which failed on CPU at start-up
+    ("Cannot access accelerator device") until patch 3 of openmanus_rl/verl_cpu/patches.py."""
     out = tmp_path / "ppo"
-    log = train(out, data, "--env_name", "maze", "--algo", "ppo", "--steps", "5", "--minutes", "0.01")
+    log = train(out, data, "--env_name", "maze", "--algo", "ppo", "--steps", "5", "--minutes", "0.01", *KL_LOSS)
     steps = step_metrics(log)
     assert sorted(steps) == [1, 2] and "critic/vf_loss" in steps[1]
+    # the reference is the start model in fp32: at step 1's one update the actor equals it exactly; that update
+    # (the critic's values make the advantages nonzero) moves it away
+    assert 0.0 <= metric(steps[1], "actor/kl_loss") < 1e-6 < metric(steps[2], "actor/kl_loss")
     assert all(metric(steps[s], "reward/per_turn_share") == 1.0 for s in (1, 2))
     assert "time budget: step 2 is the last" in log
     assert "val-aux/maze/success/mean@1" in steps[2]
