@@ -20,7 +20,7 @@ does not pass, so the trainer mode (:func:`openmanus_rl.trainer.gigpo_advantage`
 ``+algorithm.gigpo_step_weight=`` (1.0), keys verl's own config does not have (hence the ``+``).
 
 verl looks estimators up by name in the process that computes advantages, so :func:`register` runs
-in every Ray worker (the setup hook ``openmanus_rl.worker_setup.setup``).
+in every Ray worker that imports verl's ``core_algos`` (the setup hook ``openmanus_rl.worker_setup.setup``).
 """
 
 from __future__ import annotations

@@ -59,6 +59,18 @@ DEFAULT_CORPUS = [
 
 _BUILD_INFO = "openmanus_tiny_model.json"
 _FORMAT_VERSION = 2
+CACHE_VAR = "AGENTENV_RL_CACHE"
+
+
+def default_cache() -> Path | None:
+    """Where the launchers keep built tiny models for the next run with the same settings:
+    ``$AGENTENV_RL_CACHE/tiny_models`` or ``~/.cache/agentenv-rl/tiny_models``; ``AGENTENV_RL_CACHE=off``: none.
+    A build is a few seconds plus torch's import; a launcher that finds its model here imports neither."""
+    root = os.environ.get(CACHE_VAR, "")
+    if root.lower() in ("off", "0", "none"):
+        return None
+    base = Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agentenv-rl"
+    return base / "tiny_models"
 
 
 def _settings(corpus: list[str], hidden_size, num_layers, vocab_size, num_heads, num_kv_heads, intermediate_size,
@@ -129,40 +141,79 @@ def build_tiny_model(
     num_kv_heads: int = 2,
     intermediate_size: int | None = None,
     max_position_embeddings: int = 4096,
+    cache: str | os.PathLike | None = None,
 ) -> Path:
     """Build (or reuse) a tiny Qwen2 causal LM + tokenizer in ``out_dir`` and return the path.
 
     Deterministic: the same arguments give byte-identical weights and the same tokenizer. Idempotent: if
     ``out_dir`` already holds a build with the same settings (and corpus), it is reused untouched; if it
-    holds a different build, that build is replaced. ``vocab_size`` is an upper bound: the BPE may learn
-    fewer tokens on a small corpus, and the model's vocabulary equals the tokenizer's.
-    Defaults give ~0.1M parameters.
+    holds a different build, that build is replaced. With ``cache`` (a directory, e.g. :func:`default_cache`),
+    a build with the same settings kept there is copied instead of built, and a new build is kept there.
+    ``vocab_size`` is an upper bound: the BPE may learn fewer tokens on a small corpus, and the model's
+    vocabulary equals the tokenizer's. Defaults give ~0.1M parameters.
     """
-    import torch
-    from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
-
     out = Path(out_dir)
     corpus = list(corpus) if corpus else list(DEFAULT_CORPUS)
     intermediate_size = intermediate_size or 2 * hidden_size
     settings = _settings(corpus, hidden_size, num_layers, vocab_size, num_heads, num_kv_heads, intermediate_size,
                          max_position_embeddings, seed)
-    info_path = out / _BUILD_INFO
-    if info_path.exists():
-        try:
-            if json.loads(info_path.read_text()) == settings:
+    if _holds(out, settings):
+        return out
+    kept = None
+    if cache is not None:
+        kept = Path(cache) / hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:32]
+        if _holds(kept, settings):
+            try:
+                _write_atomically(out, lambda tmp: shutil.copytree(kept, tmp, dirs_exist_ok=True))
                 return out
-        except (OSError, ValueError):
+            except OSError:  # replaced under us by another process's build: build it here
+                pass
+    _write_atomically(out, lambda tmp: _build(tmp, corpus, settings))
+    if kept is not None and not _holds(kept, settings):
+        try:
+            _write_atomically(kept, lambda tmp: shutil.copytree(out, tmp, dirs_exist_ok=True))
+        except OSError:  # a cache that cannot be written is no cache; the build is in out_dir
             pass
+    return out
 
+
+def _holds(directory: Path, settings: dict) -> bool:
+    """Whether ``directory`` holds a whole build of ``settings`` (its record is written last)."""
+    try:
+        return json.loads((directory / _BUILD_INFO).read_text()) == settings
+    except (OSError, ValueError):
+        return False
+
+
+def _write_atomically(out: Path, write) -> None:
+    """``write(tmp)`` into a temporary directory next to ``out``, then swap it in: a concurrent or interrupted
+    build never leaves a partial directory under ``out``'s name."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        write(tmp)
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _build(directory: Path, corpus: list[str], settings: dict) -> None:
+    import torch
+    from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
+
+    hidden_size, vocab_size, seed = settings["hidden_size"], settings["vocab_size"], settings["seed"]
     tokenizer = build_tokenizer(corpus, vocab_size=vocab_size)
     config = Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,
-        intermediate_size=intermediate_size,
-        num_hidden_layers=num_layers,
-        num_attention_heads=num_heads,
-        num_key_value_heads=num_kv_heads,
-        max_position_embeddings=max_position_embeddings,
+        intermediate_size=settings["intermediate_size"],
+        num_hidden_layers=settings["num_layers"],
+        num_attention_heads=settings["num_heads"],
+        num_key_value_heads=settings["num_kv_heads"],
+        max_position_embeddings=settings["max_position_embeddings"],
         tie_word_embeddings=True,
         bos_token_id=tokenizer.convert_tokens_to_ids(IM_START),
         eos_token_id=tokenizer.eos_token_id,
@@ -179,20 +230,9 @@ def build_tiny_model(
         bos_token_id=config.bos_token_id,
     )
 
-    # write to a temp dir next to the target, then swap in (safe against concurrent/partial builds)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        model.save_pretrained(tmp, safe_serialization=True)
-        tokenizer.save_pretrained(tmp)
-        (tmp / _BUILD_INFO).write_text(json.dumps(settings, indent=1, sort_keys=True))
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return out
+    model.save_pretrained(directory, safe_serialization=True)
+    tokenizer.save_pretrained(directory)
+    (directory / _BUILD_INFO).write_text(json.dumps(settings, indent=1, sort_keys=True))
 
 
 def count_parameters(model_dir: str | os.PathLike) -> int:

@@ -109,13 +109,13 @@ def prepare_model(model: dict[str, Any], train_files: Sequence[Path], out: Path)
     import pandas as pd
 
     from openmanus_rl import prompts
-    from openmanus_rl.tiny_model import build_tiny_model
+    from openmanus_rl.tiny_model import build_tiny_model, default_cache
 
     corpus = [prompts.format_reply("move up")]
     for f in train_files:
         frame = pd.read_parquet(f)
         corpus += [m["content"] for msgs in frame["prompt"].head(200) for m in msgs]
-    return str(build_tiny_model(out / "model", corpus=corpus, **model.get("tiny", {})))
+    return str(build_tiny_model(out / "model", corpus=corpus, cache=default_cache(), **model.get("tiny", {})))
 
 
 def experiment_settings(cfg: DictConfig) -> dict[str, Any]:

@@ -12,7 +12,7 @@ public ``register_trainer`` and selected by ``trainer.v1.trainer_mode=openmanus_
 * keeps ``trainer.time_budget_minutes`` (``train_ppo.sh --minutes``): when one more step would not fit,
   the next step becomes verl's last (:mod:`openmanus_rl.time_budget`).
 
-Registered in every Ray worker by the setup hook ``openmanus_rl.worker_setup.setup``.
+Registered in every Ray worker that imports verl's trainers (the setup hook ``openmanus_rl.worker_setup.setup``).
 """
 
 from __future__ import annotations

@@ -36,11 +36,11 @@ def base_model(cfg: DictConfig, out: Path, expert_files: Sequence[Path]) -> str:
     preset = model_preset(str(cfg.model))
     if preset.get("build") != "tiny":
         return str(preset["path"])
-    from openmanus_rl.tiny_model import build_tiny_model
+    from openmanus_rl.tiny_model import build_tiny_model, default_cache
 
     settings = {**preset.get("tiny", {}), **OmegaConf.to_container(cfg.tiny)}
     return str(build_tiny_model(out / "base_model", corpus=tiny_corpus(expert_files), seed=int(cfg.seed),
-                                **settings))
+                                cache=default_cache(), **settings))
 
 
 def evaluate_model(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: DictConfig, directory: Path,

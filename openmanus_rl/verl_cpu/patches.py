@@ -28,73 +28,15 @@ Patches are installed lazily with a post-import hook, so ``import verl`` stays a
 from __future__ import annotations
 
 import functools
-import importlib.abc
-import importlib.util
 import logging
 import os
-import sys
-from collections.abc import Callable
 from datetime import timedelta
+
+from openmanus_rl.post_import import when_imported
 
 logger = logging.getLogger(__name__)
 
 _applied = False
-
-
-# ---------------------------------------------------------------------------------------------------------
-# post-import hooks
-# ---------------------------------------------------------------------------------------------------------
-class _HookLoader(importlib.abc.Loader):
-    def __init__(self, loader, callbacks: list[Callable]):
-        self._loader = loader
-        self._callbacks = callbacks
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        module.__loader__ = self._loader
-        if getattr(module, "__spec__", None) is not None:
-            module.__spec__.loader = self._loader
-        self._loader.exec_module(module)
-        for callback in self._callbacks:
-            callback(module)
-
-    def __getattr__(self, name):
-        return getattr(self._loader, name)
-
-
-class _PostImportFinder(importlib.abc.MetaPathFinder):
-    def __init__(self):
-        self.hooks: dict[str, list[Callable]] = {}
-        self._busy: set[str] = set()
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname not in self.hooks or fullname in self._busy:
-            return None
-        self._busy.add(fullname)
-        try:
-            spec = importlib.util.find_spec(fullname)
-        finally:
-            self._busy.discard(fullname)
-        if spec is None or spec.loader is None:
-            return None
-        spec.loader = _HookLoader(spec.loader, self.hooks.pop(fullname))
-        return spec
-
-
-_finder = _PostImportFinder()
-
-
-def when_imported(module_name: str, callback: Callable) -> None:
-    """Run ``callback(module)`` right after ``module_name`` is imported (now, if it already is)."""
-    module = sys.modules.get(module_name)
-    if module is not None:
-        callback(module)
-        return
-    _finder.hooks.setdefault(module_name, []).append(callback)
-    if _finder not in sys.meta_path:
-        sys.meta_path.insert(0, _finder)
 
 
 # ---------------------------------------------------------------------------------------------------------

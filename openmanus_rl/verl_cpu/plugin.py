@@ -67,7 +67,9 @@ def _die_with_parent() -> None:
 
 
 def _setup() -> None:
-    from .patches import apply, when_imported
+    from openmanus_rl.post_import import when_imported
+
+    from .patches import apply
 
     _die_with_parent()
 

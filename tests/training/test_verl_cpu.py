@@ -84,6 +84,25 @@ def test_launchers_import_neither_verl_nor_torch():
     assert out.strip() == "[]"
 
 
+def test_the_worker_setup_hook_registers_on_import_and_imports_nothing_itself():
+    """Ray runs the hook in every worker of a run; the workers that never import verl's registries (storage,
+    load balancer, idle prestarted ones) must not pay verl's import for it, the ones that do must find the
+    trainer mode and the estimators whichever registry module they import first."""
+    out = _run_python(
+        """
+        import sys
+        from openmanus_rl import worker_setup
+        worker_setup.setup()
+        print([m for m in ("verl", "torch", "openmanus_rl.trainer", "openmanus_rl.advantages") if m in sys.modules])
+        from verl.trainer.ppo import core_algos
+        print("gigpo" in core_algos.ADV_ESTIMATOR_REGISTRY)
+        from verl.trainer.ppo.v1.trainer_base import get_trainer_cls
+        print(get_trainer_cls("openmanus_sync").__name__)
+        """
+    )
+    assert out.strip().splitlines() == ["[]", "True", "OpenManusTrainer"]
+
+
 def test_plugin_steps_aside_when_an_accelerator_exists(monkeypatch):
     from openmanus_rl.verl_cpu import platform as p
 
@@ -133,6 +152,34 @@ def test_tiny_model_is_deterministic_and_idempotent(tmp_path):
     assert digest(c)["model.safetensors"] != digest(b)["model.safetensors"]
     assert 10_000 < count_parameters(b) < 1_000_000
 
+
+
+def test_a_cached_tiny_model_is_copied_not_built(tmp_path, monkeypatch):
+    """The launchers' cache: the first build is kept, the next with the same settings copies it (no BPE is
+    trained: the build is not run), a build with other settings is built and kept beside it."""
+    from openmanus_rl import tiny_model
+
+    cache = tmp_path / "cache"
+    first = build_tiny_model(tmp_path / "run1" / "model", hidden_size=32, num_layers=1, vocab_size=300, cache=cache)
+    assert len(list(cache.iterdir())) == 1
+
+    def no_build(*_a, **_k):
+        raise AssertionError("built although the cache holds this model")
+
+    monkeypatch.setattr(tiny_model, "build_tokenizer", no_build)
+    second = build_tiny_model(tmp_path / "run2" / "model", hidden_size=32, num_layers=1, vocab_size=300, cache=cache)
+    assert {f.name: f.read_bytes() for f in first.iterdir()} == {f.name: f.read_bytes() for f in second.iterdir()}
+    with pytest.raises(AssertionError, match="built although"):  # other settings: not in the cache
+        build_tiny_model(tmp_path / "run3" / "model", hidden_size=32, num_layers=1, vocab_size=300, seed=1,
+                         cache=cache)
+    assert not (tmp_path / "run3" / "model").exists()  # a failed build leaves no partial directory
+    monkeypatch.undo()
+    build_tiny_model(tmp_path / "run3" / "model", hidden_size=32, num_layers=1, vocab_size=300, seed=1, cache=cache)
+    assert len(list(cache.iterdir())) == 2 and not [p for p in cache.iterdir() if p.name.startswith(".")]
+    monkeypatch.setenv(tiny_model.CACHE_VAR, "off")
+    assert tiny_model.default_cache() is None
+    monkeypatch.setenv(tiny_model.CACHE_VAR, str(tmp_path / "c"))
+    assert tiny_model.default_cache() == tmp_path / "c" / "tiny_models"
 
 def test_tiny_model_loads_like_a_hub_model(tiny_model):
     from transformers import AutoConfig, AutoTokenizer
