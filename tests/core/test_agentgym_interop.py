@@ -23,6 +23,9 @@ from agentenv.rollout import run_episode
 from openmanus_rl import datasets
 
 ENVS = ("maze", "wordle", "babyai", "textcraft", "webshop", "alfworld")
+# alfworld's compat server serves its agentgym profile too, which plays ALFWorld's games (not here): its generated
+# tasks under AgentGym's routes instead
+COMPAT = {"alfworld": {"profile": "native"}}
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +36,7 @@ def servers():
     options = {"babyai": {"profile": "agentgym"}, "maze": {"profile": "agentgym"},
                "wordle": {"profile": "agentgym"}, "textcraft": {"profile": "agentgym"}}
     procs = {(n, mode): ServerProcess(n, extra_args=["--compat", "agentgym"] if mode == "compat" else [],
-                                      options=options.get(n) if mode == "native" else None)
+                                      options=(options if mode == "native" else COMPAT).get(n))
              for n in ENVS for mode in ("native", "compat")}
     for p in procs.values():
         p.launch()
@@ -130,7 +133,7 @@ def without_rules(env: str, observation: str) -> str:
     from agentenv import profiles, registry
 
     native = registry.load(env)
-    return routes_of(profiles.split_options(native, native.agentgym.options)[0]).without_rules(observation)
+    return routes_of(profiles.split_options(native, native.agentgym.options)[0]).served_first(observation)
 
 
 @pytest.mark.parametrize("env", ["babyai", "maze"])
@@ -171,14 +174,18 @@ def compat_task(native_url: str, routes, index: int) -> tuple[str, int]:
 
 @pytest.mark.parametrize("env", ENVS)
 def test_the_pool_drives_an_agentgym_server_through_the_inbound_adapter(servers, env):
-    from agentenv import registry
+    from agentenv import profiles, registry
 
     (url,) = parse_server_specs([f"{env}=agentgym+{servers[(env, 'compat')]}"])[env]
     assert url.endswith(f"#{env}")
-    # test task 2 is upstream index (start of the upstream test range + 2); the compat server plays its own
-    # task for that index, so the native expert of that task solves it
-    routes = registry.load(env).agentgym
-    split, task_id = compat_task(servers[(env, "native")], routes, routes.upstream_splits["test"][0] + 2)
+    # test task 2 is upstream index (start of the upstream test range + 2) for the adapter, which speaks to an
+    # AgentGym server as to the environment's agentgym profile; the compat server plays its own task for that
+    # index, so the native expert of that task solves it
+    native = registry.load(env)
+    adapter = profiles.resolve(native, "agentgym") if "agentgym" in native.profiles else native
+    served, _ = profiles.split_options(native, {**native.agentgym.options, **COMPAT.get(env, {})})
+    index = adapter.agentgym.upstream_splits["test"][0] + 2
+    split, task_id = compat_task(servers[(env, "native")], served.agentgym, index)
     actions, expected = native_episode(servers[(env, "native")], split, task_id)
 
     async def play():

@@ -9,6 +9,7 @@ the goal first holds; see ``reward``) and the episode ends there.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
@@ -76,11 +77,15 @@ class AlfWorldEnv(Environment):
     Options: ClassVar[type[BaseModel]] = AlfWorldOptions
     #: AgentGym's ALFWorld server: {"id": n} handles, the task index is the "game" (with "world_type"),
     #: answers carry the admissible commands, which its client appends to the first observation; no
-    #: /close route; games 0..2419 are train, 2420..2619 its 200 test games
+    #: /close route; games 0..2419 are train, 2420..2619 its 200 test games. What these routes serve is the
+    #: agentgym profile (AgentGym's game N on the user's ALFWorld data); with --option profile=native, the
+    #: generated tasks
     agentgym: ClassVar[AgentGymRoutes] = AgentGymRoutes(
         reset_key="game", reset_extra={"world_type": "Text"}, first_observation="available_actions",
         upstream_splits={"train": (0, 2420), "test": (2420, 2620)}, has_close=False,
-        hello="This is environment AlfWorld.")
+        hello="This is environment AlfWorld.", options={"profile": "agentgym"})
+    #: ``--option profile=agentgym``: AgentGym's ALFWorld games, read from the user's data and AgentGym's mappings
+    profiles = MappingProxyType({"agentgym": "agentenv_alfworld.agentgym_profile:AgentGymAlfWorldEnv"})
 
     def __init__(self) -> None:
         self._task: Task | None = None
@@ -123,7 +128,7 @@ class AlfWorldEnv(Environment):
         if self.shared is not None:
             game_file = self.shared.game(split, task_id)
             self._game = upstream.UpstreamGame(game_file)
-            first = self._game.reset()
+            first = self._game.reset().strip()
             self._obs = self._decorate(first, self._game.admissible())
             return self._obs, {"task_id": task_id, "split": split, "task_type": upstream.task_type_of(game_file),
                                "game_file": game_file}
@@ -158,7 +163,7 @@ class AlfWorldEnv(Environment):
             known = isinstance(action, str) and parse_command(action) is not None
             return self._result(NOTHING_HAPPENS if known else NOT_A_COMMAND, valid=False)
         feedback, won = game.step(command)
-        return self._result(feedback, valid=True, won=won, command=command)
+        return self._result(upstream.name_arrival(command, feedback.strip()), valid=True, won=won, command=command)
 
     def _result(self, feedback: str, valid: bool, won: bool = False, command: str | None = None) -> StepResult:
         if won:

@@ -102,6 +102,11 @@ class GameSet:
         return files[task_id]
 
 
+def name_arrival(command: str, feedback: str) -> str:
+    """ALFWorld 0.3's grammar says "You arrive at loc 12." after ``go to X``; name the place instead."""
+    return _LOC.sub(f"You arrive at {command[6:]}. ", feedback) if command.startswith("go to ") else feedback
+
+
 def task_type_of(game_file: str) -> str:
     """The task type, read from the trial folder's name (``pick_heat_then_place_in_recep-Apple-...``)."""
     return Path(game_file).parent.parent.name.split("-")[0]
@@ -125,8 +130,9 @@ class UpstreamGame:
         self.state: Any = None
 
     def reset(self) -> str:
+        """The game's first feedback as textworld gives it (ALFWorld's banner and blank lines included)."""
         self.state = self.env.reset()
-        return str(self.state.feedback).strip()
+        return str(self.state.feedback)
 
     def admissible(self) -> list[str]:
         return list(self.state["admissible_commands"]) if self.state is not None else []
@@ -147,12 +153,10 @@ class UpstreamGame:
         return next((f for f in forms if f in admissible), None)
 
     def step(self, command: str) -> tuple[str, bool]:
-        """Play an admissible command: ALFWorld's feedback and whether the game is won."""
+        """Play a command as given: the game's feedback as textworld gives it (``Nothing happens.`` where the
+        command is not exactly an admissible one) and whether the game is won."""
         self.state, _, _ = self.env.step(command)
-        feedback = str(self.state.feedback).strip()
-        if command.startswith("go to "):  # old grammars say "You arrive at loc 12."; name the place instead
-            feedback = _LOC.sub(f"You arrive at {command[6:]}. ", feedback)
-        return feedback, bool(self.state["won"])
+        return str(self.state.feedback), bool(self.state["won"])
 
     def expert_action(self) -> str:
         plan = self.state.get("extra.expert_plan") if self.state is not None else None

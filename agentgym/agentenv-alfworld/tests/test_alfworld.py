@@ -72,8 +72,9 @@ def test_check_environment(part):
     thought at every turn; tasks 3 and 4 are played over HTTP and through AgentGym's routes (AgentGym's
     ALFWorld client: POST /create -> {"id"}, /reset with "game" and "world_type" -> the observation and its
     admissible commands, /step -> observation, reward, done, available_actions)."""
+    # the generated tasks under AgentGym's routes too (they serve the agentgym profile, which needs ALFWorld's data)
     report = check_environment(AlfWorldEnv, checks=(part,), thoughts=True, served=(3, 4),
-                               splits={"test": range(0, 200, 2)})
+                               splits={"test": range(0, 200, 2)}, options={"profile": "native"})
     for episode in report.episodes:
         assert all(0.0 <= r.reward <= 1.0 for r in episode.results) and episode.total == 1.0, episode.task_id
     assert max((e.turns for e in report.episodes), default=0) < AlfWorldEnv.max_turns // 2 + 5

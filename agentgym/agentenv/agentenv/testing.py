@@ -248,7 +248,9 @@ class _Checker:
         self.min_success_rate, self.key = min_success_rate, key
         self._instances: list[Environment] = []
         self._shared: list[Any] = []
-        self.options = parse_options(env_cls, raw)
+        profile_cls, rest = profiles.split_options(env_cls, raw)  # the options may name the class's own profile
+        assert profile_cls is env_cls, f"{self.name}: the options name the profile of {profile_cls.__name__}"
+        self.options = parse_options(env_cls, rest)
         self.shared = self._load(self.options)
         self.counts = {str(k): v for k, v in env_cls.task_counts(self.shared).items()}
         if isinstance(splits, Mapping):
@@ -604,7 +606,7 @@ class _Checker:
             check_environment(served_cls, options=rest, splits=(first_split,), limit=0, served=served,
                               checks=("agentgym",), observation_key=self.key)
             return
-        options = parse_options(self.cls, raw)
+        options = parse_options(self.cls, rest)
         shared = self.shared if options == self.options else self._load(options)
         counts = {str(k): v for k, v in self.cls.task_counts(shared).items()}
         native = self.native_episodes(report, options, shared)
@@ -664,9 +666,9 @@ class _Checker:
                         first = answer["observation"]
                     if routes.first_observation == "available_actions" and self.key is None:
                         assert answer.get("available_actions") == ep.available[0], f"{where}: /reset's actions"
-                # AgentGym's server answers without the rules its client shows first
-                upstream_first = routes.without_rules(ep.first_observation)
-                assert routes.with_rules(upstream_first) == ep.first_observation, \
+                # AgentGym's server answers without the rules its client shows first (and the actions it lists)
+                upstream_first = routes.served_first(ep.first_observation)
+                assert ep.first_observation.startswith(routes.with_rules(upstream_first)), \
                     f"{where}: the first observation does not start with the profile's rules"
                 if first is not None:
                     assert self.same(first, upstream_first), \

@@ -135,7 +135,7 @@ class AgentGymClient:
         if self.routes.id_family and isinstance(answer, dict):
             observation = str(answer.get("observation", ""))
             if self.routes.first_observation == "available_actions":
-                observation += "\nAVAILABLE ACTIONS: " + ",".join(answer.get("available_actions") or [])
+                observation = self.routes.listed(observation, answer.get("available_actions") or [])
             elif self.routes.first_observation == "task_description":
                 observation = f"{answer.get('task_description', '')}\n{observation}"
         elif self.routes.reset_returns == "string" and isinstance(answer, str):

@@ -17,12 +17,15 @@ both into the project's exceptions.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentenv.env import Environment
 from agentenv.errors import NotSupported
+
+#: what AgentGym's client writes between a first observation and the available actions it lists after it
+ACTIONS_LINE = "\nAVAILABLE ACTIONS: "
 
 
 @dataclass(frozen=True)
@@ -97,10 +100,22 @@ class AgentGymRoutes:
         """A first observation as AgentGym's client shows it: the rules (where its client has them) in front."""
         return f"{self.rules}\n{observation}" if self.rules else observation
 
-    def without_rules(self, observation: str) -> str:
-        """A first observation as AgentGym's server answers it: without the rules its client shows."""
+    def served_first(self, observation: str) -> str:
+        """A first observation as AgentGym's server answers it: without the rules its client shows before it and,
+        where its client lists the available actions after it, without that list."""
         head = self.rules + "\n"
-        return observation[len(head):] if self.rules and observation.startswith(head) else observation
+        if self.rules and observation.startswith(head):
+            observation = observation[len(head):]
+        if self.first_observation == "available_actions" and ACTIONS_LINE in observation:
+            observation = observation.rsplit(ACTIONS_LINE, 1)[0]
+        return observation
+
+    def listed(self, observation: str, actions: Sequence[str]) -> str:
+        """A first observation with the available actions after it, as AgentGym's client shows them where it does
+        (``first_observation="available_actions"``)."""
+        if self.first_observation != "available_actions":
+            return observation
+        return observation + ACTIONS_LINE + ",".join(actions)
 
 
 def routes_of(env_cls: type[Environment]) -> AgentGymRoutes:

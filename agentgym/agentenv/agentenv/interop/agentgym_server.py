@@ -125,7 +125,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         handles[handle], scores[handle], indices[handle] = created["env_id"], 0.0, index
         if not routes.id_family:
             return handle
-        return {"id": handle, "observation": routes.without_rules(created["observation"]), "reward": 0.0, "done": False}
+        return {"id": handle, "observation": routes.served_first(created["observation"]), "reward": 0.0, "done": False}
 
     @app.post(p + "/reset")
     async def reset(request: Request) -> Any:
@@ -141,7 +141,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         except (AgentEnvError, ValueError, TypeError) as e:
             return fail(e if isinstance(e, AgentEnvError) else AgentEnvError(str(e), status=422))
         scores[handle] = 0.0
-        obs = routes.without_rules(created["observation"])
+        obs = routes.served_first(created["observation"])
         if routes.reset_returns == "pair":
             return [obs, None]
         if routes.reset_returns == "string":
@@ -175,7 +175,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         try:
             env_id = session_of(request.query_params.get(key))
             if what == "observation":
-                return routes.without_rules(await service.observation(env_id))
+                return routes.served_first(await service.observation(env_id))
             if what == "available_actions":
                 return await service.available_actions(env_id)
             sess = service.sessions.get(env_id)
@@ -206,7 +206,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         except (AgentEnvError, ValueError) as e:
             return fail(e if isinstance(e, AgentEnvError) else AgentEnvError(str(e), status=422))
         sess = service.sessions.get(handles[handle])
-        return {"observation": routes.without_rules(obs), "done": sess.done, "reward": scores.get(handle, 0.0),
+        return {"observation": routes.served_first(obs), "done": sess.done, "reward": scores.get(handle, 0.0),
                 "deleted": False}
 
     @app.post(p + "/close")
