@@ -20,7 +20,7 @@ pipc install --quiet "pip==26.3" "setuptools==$(pinned setuptools)"
 
 # wheels of the project's packages, built from a copy (no build/ or *.egg-info in the work tree)
 mkdir "$work/src" "$work/wheels"
-tar -C "$root" -cf - --exclude='*.egg-info' --exclude=build --exclude=__pycache__ setup.py openmanus_rl agentgym \
+tar -C "$root" -cf - --exclude='*.egg-info' --exclude=build --exclude=__pycache__ setup.py configs openmanus_rl agentgym \
     | tar -C "$work/src" -xf -
 pkgs=("$work/src" "$work/src/agentgym/agentenv" "$work/src"/agentgym/agentenv-*/)
 pipc wheel --quiet --no-deps --no-build-isolation -w "$work/wheels" "${pkgs[@]}" >/dev/null

@@ -48,7 +48,20 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
         routes_of(env_cls)  # fails early, and clearly, for an environment that declares none
         factory = create_agentgym_app
+    elif args.compat == "openenv":  # OpenEnv's protocol (WS /ws, /schema): TRL, SkyRL and OpenEnv's clients
+        from agentenv.interop.openenv_server import create_openenv_app
+
+        factory = create_openenv_app
     serve(env_cls, host=args.host, port=args.port, config=config, log_level=args.log_level, app_factory=factory)
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from agentenv.interop.openenv_export import export
+
+    out = export(args.name, args.out or f"{args.name}-openenv")
+    print(f"wrote {out}: openenv.yaml, server/app.py, server/Dockerfile, src/ "
+          f"(docker build -f {out}/server/Dockerfile {out})")
     return 0
 
 
@@ -141,9 +154,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="an option of the environment (repeat); see its README or /info")
     s.add_argument("--config", default=None, help="YAML/JSON file of the environment's options (--option wins)")
-    s.add_argument("--compat", default=None, choices=["agentgym"],
-                   help="answer another convention's routes instead of protocol v1 (agentgym: AgentGym's own)")
+    s.add_argument("--compat", default=None, choices=["agentgym", "openenv"],
+                   help="answer another convention's routes instead of protocol v1 (agentgym: AgentGym's own; openenv: "
+                        "OpenEnv's WebSocket sessions and schemas)")
     s.set_defaults(fn=_cmd_serve)
+
+    s = sub.add_parser("export", help="write an environment as another ecosystem's package (openenv: its manifest, "
+                                      "app and Dockerfile)")
+    s.add_argument("format", choices=["openenv"])
+    s.add_argument("name")
+    s.add_argument("--out", default=None, help="the directory to write (default: ./NAME-openenv)")
+    s.set_defaults(fn=_cmd_export)
 
     s = sub.add_parser("new", help="scaffold a new environment package")
     s.add_argument("name")
