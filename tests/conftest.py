@@ -12,7 +12,8 @@ from helpers.toy_envs import EchoEnv  # tests/ is on sys.path: pythonpath in pyp
 # ray.cluster_utils cluster writes the machine's current Ray address, which another cluster's start would race.
 # AgentEvol's run with the hf explorer has no Ray but is in the chain too: beside the verl runs it took 795 s instead
 # of 282 (a CI run measured with it out of the chain took a minute longer in all, though a lone verl run leaves a
-# third of the two cores idle).
+# third of the two cores idle). So are verl's SFT trainer under torchrun and the gloo test: out of it, their processes
+# slowed the verl runs beside them more than the chain lost (a fresh-clone run: 1,820 s instead of 1,710).
 SERIAL = {
     "test_learning.py": (),
     "test_multinode.py": (),
