@@ -43,6 +43,7 @@ from agentenv import Environment, Split, StepResult
 from agentenv.env import file_stamps
 from agentenv_alfworld import upstream
 from agentenv_alfworld.env import AlfWorldEnv
+from agentenv_alfworld.world import NOTHING_HAPPENS
 
 DATA_VAR = "ALFWORLD_DATA"  # alfworld's own variable (AgentGym's server sets it to ~/.cache/alfworld)
 MAPPINGS_VAR = "AGENTENV_ALFWORLD_MAPPINGS"
@@ -198,7 +199,7 @@ class AgentGymAlfWorldEnv(Environment):
         self._done = won or self._steps >= STEP_LIMIT
         reward = 1.0 if won else 0.0
         return StepResult(self._obs, reward=reward, done=self._done, success=won, score=reward,
-                          valid=self._obs != "Nothing happens.", info={"won": won, "steps": self._steps})
+                          valid=self._obs != NOTHING_HAPPENS, info={"won": won, "steps": self._steps})
 
     def observation(self) -> str:
         return self._obs

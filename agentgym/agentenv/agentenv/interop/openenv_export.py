@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from agentenv import registry
+from agentenv.env import Environment
 
 PORT = 8000
 _SKIP = shutil.ignore_patterns("*.egg-info", "__pycache__", "build", "tests", ".pytest_cache")
@@ -25,6 +26,7 @@ APP = '''"""The OpenEnv app of {name} (agentenv-{name}), as `uvicorn server.app:
 import os
 
 from agentenv import registry
+from agentenv.env import Environment
 from agentenv.interop.openenv_server import create_openenv_app
 from agentenv.server import ServerConfig
 
@@ -56,12 +58,12 @@ CMD ["agentenv", "serve", "{name}", "--compat", "openenv", "--host", "0.0.0.0", 
 """
 
 
-def package_dir(name: str) -> Path:
+def package_dir(env_cls: type[Environment]) -> Path:
     """The source directory of the environment's package (where its ``setup.py`` and ``setup.sh`` are)."""
-    module = sys.modules[registry.load(name).__module__].__name__.split(".")[0]
+    module = env_cls.__module__.split(".")[0]
     root = Path(sys.modules[module].__file__).resolve().parents[1]
     if not (root / "setup.py").is_file():
-        raise ValueError(f"{name}'s package is not installed from its sources (no setup.py beside {module}/ in "
+        raise ValueError(f"{env_cls.name}'s package is not installed from its sources (no setup.py beside {module}/ in "
                          f"{root}); install it editable (pip install -e) to export it")
     return root
 
@@ -72,7 +74,7 @@ def export(name: str, out: str | Path) -> Path:
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise ValueError(f"{out} exists and is not empty")
-    source = package_dir(name)
+    source = package_dir(env_cls)
     core = Path(sys.modules["agentenv"].__file__).resolve().parents[1]
     (out / "server").mkdir(parents=True, exist_ok=True)
     shutil.copytree(core, out / "src" / "agentenv", ignore=_SKIP)

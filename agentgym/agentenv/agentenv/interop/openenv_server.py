@@ -168,6 +168,11 @@ def create_openenv_app(env_cls: type[Environment], config: Any = None) -> FastAP
     connections = {"open": 0}
     lock = asyncio.Lock()
 
+    async def opened(created: dict[str, Any]) -> dict[str, Any]:
+        """A reset's answer: the first observation, with the actions available then."""
+        actions = await service.available_actions(created["env_id"])
+        return _observation(created["observation"], None, False, actions=actions, info=created["info"])
+
     @app.get("/health")
     async def health() -> dict:
         return {"status": "healthy"}
@@ -199,10 +204,9 @@ def create_openenv_app(env_cls: type[Environment], config: Any = None) -> FastAP
         except AgentEnvError as e:
             return JSONResponse(e.to_body(), status_code=e.status)
         try:
-            actions = await service.available_actions(created["env_id"])
+            return await opened(created)
         finally:
             await service.close(created["env_id"])
-        return _observation(created["observation"], None, False, actions=actions, info=created["info"])
 
     @app.post("/mcp")
     async def mcp(request: Request) -> dict:
@@ -223,8 +227,9 @@ def create_openenv_app(env_cls: type[Environment], config: Any = None) -> FastAP
 
     @app.post("/step")
     async def step() -> Any:
-        return JSONResponse({"error": {"type": "needs_session", "message": "a step needs an episode, which only a "
-                                       "session holds: connect to /ws (OpenEnv's EnvClient does)"}}, status_code=409)
+        err = AgentEnvError("a step needs an episode, which only a session holds: connect to /ws (OpenEnv's "
+                            "EnvClient does)", status=409, type="needs_session")
+        return JSONResponse(err.to_body(), status_code=err.status)
 
     @app.websocket("/ws")
     async def session(ws: WebSocket) -> None:
@@ -274,9 +279,7 @@ def create_openenv_app(env_cls: type[Environment], config: Any = None) -> FastAP
                                                                   split=req.split, seed=req.seed))
                         current = State(episode_id=req.episode_id or uuid.uuid4().hex, env=env_cls.name,
                                         task_id=req.task_id, split=req.split)
-                        actions = await service.available_actions(env_id)
-                        answer = _observation(created["observation"], None, False, actions=actions,
-                                              info=created["info"])
+                        answer = await opened(created)
                     elif kind == "step":
                         if env_id is None:
                             raise AgentEnvError("reset before the first step", status=409, type="no_episode")
