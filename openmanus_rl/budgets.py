@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from openmanus_rl.tiny_model import chat_token_counts
+
 AUTO = "auto"
 PROMPT_KEY = "data.max_prompt_length"
 RESPONSE_KEY = "data.max_response_length"
@@ -51,13 +53,16 @@ def longest_first_prompt(files: Iterable[Path], model_path: str | None) -> Promp
     prompt (what the agent loop sends first), or, if the tokenizer cannot be loaded, an upper estimate."""
     import pandas as pd
 
-    chats = [list(p) for f in files for p in pd.read_parquet(f, columns=["prompt"])["prompt"]]
+    chats = [[dict(m) for m in p] for f in files for p in pd.read_parquet(f, columns=["prompt"])["prompt"]]
+    counts = chat_token_counts(model_path, chats) if model_path else None
+    if counts is not None:  # a tiny model: counted without transformers
+        return PromptLengths(max(counts, default=0), len(chats), exact=True)
     tokenizer = _tokenizer(model_path)
     if tokenizer is None:
         chars = max((sum(len(m["content"]) for m in c) + 16 * len(c) for c in chats), default=0)
         return PromptLengths(math.ceil(chars / CHARS_PER_TOKEN_BOUND), len(chats), exact=False)
-    longest = max((len(tokenizer.apply_chat_template([dict(m) for m in c], add_generation_prompt=True,
-                                                     tokenize=True)) for c in chats), default=0)
+    longest = max((len(tokenizer.apply_chat_template(c, add_generation_prompt=True, tokenize=True, return_dict=False))
+                   for c in chats), default=0)
     return PromptLengths(longest, len(chats), exact=True)
 
 

@@ -235,6 +235,25 @@ def _build(directory: Path, corpus: list[str], settings: dict) -> None:
     (directory / _BUILD_INFO).write_text(json.dumps(settings, indent=1, sort_keys=True))
 
 
+def chat_token_counts(directory: str | os.PathLike, chats: list[list[dict[str, str]]]) -> list[int] | None:
+    """How many tokens each chat is when rendered for generation, as ``apply_chat_template(chat,
+    add_generation_prompt=True)`` of the tiny model's tokenizer counts them, read with the ``tokenizers`` file and
+    the template's known form: the launcher counts thousands of first prompts without importing transformers and
+    torch (~8 s). ``None`` when ``directory`` is not a tiny-model build with its template unchanged."""
+    d = Path(directory)
+    try:
+        if not (d / _BUILD_INFO).is_file() or (d / "chat_template.jinja").read_text() != CHAT_TEMPLATE:
+            return None
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(d / "tokenizer.json"))
+    except Exception:  # unreadable, or not a tokenizers file: the caller's general path decides
+        return None
+    texts = ["".join(f"{IM_START}{m['role']}\n{m['content']}{IM_END}\n" for m in chat) + f"{IM_START}assistant\n"
+             for chat in chats]
+    return [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+
 def count_parameters(model_dir: str | os.PathLike) -> int:
     """Number of parameters of a saved model (convenience for tests and docs)."""
     from transformers import AutoModelForCausalLM

@@ -16,6 +16,7 @@ preset and their overrides in one call::
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -27,8 +28,15 @@ PRESETS = ("cpu", "gpu", "cpu_sft", "gpu_sft")
 PPO_MODEL_PATH_KEYS = ("actor_rollout_ref.model.path", "critic.model.path")
 
 
+#: a GPU driver's device nodes (NVIDIA, ROCm, WSL's GPU): without one there is no device for torch to find
+GPU_DEVICE_NODES = ("/dev/nvidiactl", "/dev/kfd", "/dev/dxg")
+
+
 def default_preset() -> str:
-    """``"cpu"`` if CUDA is not available, else ``"gpu"``."""
+    """``"cpu"`` if CUDA is not available, else ``"gpu"``. Torch (3 s to import) is asked only where a GPU
+    driver's device node exists: the launchers stay light on a CPU machine."""
+    if not any(os.path.exists(node) for node in GPU_DEVICE_NODES):
+        return "cpu"
     import torch
 
     return "gpu" if torch.cuda.is_available() else "cpu"

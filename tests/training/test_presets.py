@@ -153,6 +153,34 @@ def test_budgets_follow_the_turn_limit_and_refuse_a_prompt_that_would_be_cut():
                         agent_turns=None, reply_tokens=32, observation_tokens=64, context=None)
 
 
+def test_the_longest_first_prompt_is_counted_as_the_models_chat_template_counts_it(tmp_path):
+    """The prompt budget's measurement: a tiny model is counted from its ``tokenizers`` file (the launcher does not
+    import transformers for it), any other model through ``AutoTokenizer.apply_chat_template``; both must give the
+    chat template's token count of the longest first prompt (not, say, the length of the dict transformers 5
+    returns by default)."""
+    import shutil
+
+    import pandas as pd
+    from transformers import AutoTokenizer
+
+    from openmanus_rl.tiny_model import build_tiny_model
+
+    chats = [[{"role": "system", "content": "You play a maze. " * k}, {"role": "user", "content": f"Go {k} steps."}]
+             for k in (1, 40, 7)] + [[{"role": "user", "content": "Ünïcode — and\nnew lines\n\n" * 30}]]
+    files = [tmp_path / "train.parquet", tmp_path / "test.parquet"]
+    pd.DataFrame({"prompt": chats[:2]}).to_parquet(files[0])
+    pd.DataFrame({"prompt": chats[2:]}).to_parquet(files[1])
+    tiny = build_tiny_model(tmp_path / "tiny", corpus=["You play a maze.", "Go north."], cache=None)
+    tokenizer = AutoTokenizer.from_pretrained(tiny)
+    lengths = [len(tokenizer.apply_chat_template(c, add_generation_prompt=True, tokenize=True, return_dict=False))
+               for c in chats]
+    assert min(lengths) > 10 and len(set(lengths)) == 4
+    assert budgets.longest_first_prompt(files, str(tiny)) == budgets.PromptLengths(max(lengths), 4, exact=True)
+    other = shutil.copytree(tiny, tmp_path / "other")  # the same tokenizer, not a tiny build: transformers counts it
+    (other / "openmanus_tiny_model.json").unlink()
+    assert budgets.longest_first_prompt(files, str(other)) == budgets.PromptLengths(max(lengths), 4, exact=True)
+
+
 def test_replicas_auto_holds_a_steps_episodes():
     settings = {"data.train_batch_size": 16, "actor_rollout_ref.rollout.n": 4}
     episodes = capacity.concurrent_episodes(settings, val_tasks=8)

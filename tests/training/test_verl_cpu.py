@@ -69,16 +69,28 @@ def test_import_verl_loads_plugin_and_selects_cpu_platform():
     assert "'patches_applied': True" in lines[4] and "'engines_registered': True" in lines[4]
 
 
-def test_launchers_import_neither_verl_nor_torch():
+def test_launchers_import_neither_verl_nor_torch(tmp_path):
     """The launchers read presets and write verl's files without verl: a user's mistake is one line
-    without first waiting for verl's and torch's imports; only ``import verl`` loads the plugin."""
+    without first waiting for verl's and torch's imports; only ``import verl`` loads the plugin. On a machine
+    without a GPU the ``auto`` preset is chosen, and a tiny model's prompts are counted, without torch or
+    transformers (the launcher's own 10 s before verl's)."""
+    import pandas as pd
+
+    from openmanus_rl.tiny_model import build_tiny_model
+
+    tiny = build_tiny_model(tmp_path / "tiny", corpus=["Go north."], cache=None)
+    prompts = tmp_path / "train.parquet"
+    pd.DataFrame({"prompt": [[{"role": "user", "content": "Go north."}]]}).to_parquet(prompts)
     out = _run_python(
-        """
+        f"""
         import sys
         import openmanus_rl.agentevol, openmanus_rl.evaluate, openmanus_rl.sft, openmanus_rl.train
+        from openmanus_rl import budgets
         from openmanus_rl.verl_cpu import verl_overrides
-        assert verl_overrides("cpu")
-        print([m for m in ("verl", "torch", "ray", "openmanus_rl.verl_cpu.plugin") if m in sys.modules])
+        assert verl_overrides("cpu") and verl_overrides("auto") == verl_overrides("cpu")
+        assert budgets.longest_first_prompt([{str(prompts)!r}], {str(tiny)!r}).exact
+        print([m for m in ("verl", "torch", "transformers", "ray", "openmanus_rl.verl_cpu.plugin")
+               if m in sys.modules])
         """
     )
     assert out.strip() == "[]"
