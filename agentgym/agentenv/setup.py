@@ -12,6 +12,7 @@ setup(
         "fastapi>=0.110",
         "uvicorn[standard]>=0.29",  # brings uvloop and httptools
         "httpx>=0.27",
+        "websockets>=13",  # OpenEnv servers driven here (agentenv.interop.openenv_client)
         "pydantic>=2.6",
         "tqdm>=4.66",
     ],

@@ -8,7 +8,10 @@ in seconds; the project's own BC is verl's SFT trainer, tested in test_agentevol
 takes it as a verl checkpoint directory with ``--model_preset tiny``: the RL-from-BC path.
 
 Two runs at once, one per environment and estimator (GRPO on the first, GiGPO on the second): after a
-few steps ``left`` must be chosen far more often than chance in the first and far less in the second. A
+few steps ``left`` must be chosen far more often than chance in the first and far less in the second. The second
+environment is served by OpenEnv's own server library (``FlippedDoorsEnv``, tests/helpers/openenv_envs.py, the same
+texts and rewards) and trained through ``--server fork_flipped=openenv+ws://...``: an OpenEnv environment learns
+here as one of this project's does. A
 reward that reached the wrong token or the trainer with the wrong sign, or an advantage with the wrong sign,
 moves one of them the wrong way (the agent loop's reward negated: ``left`` fell to 0% in the first run).
 Observation tokens given mask 1 do not stop this 64-wide model from learning the choice, so the test also
@@ -28,10 +31,12 @@ from pathlib import Path
 import pytest
 
 from agentenv.client import EnvClient, read_info
+from agentenv.launcher import parse_server_specs, server_info
 from agentenv.testing import serve_in_thread
 from openmanus_rl import prompts, trajectories
 
 from helpers import REPO as ROOT
+from helpers.openenv_envs import DoorAction, FlippedDoorsEnv, TextObservation, serve_openenv
 from helpers.toy_envs import FlippedForkEnv, ForkEnv
 
 REPLY = "Thought: I choose a door.\nAction: {door}"
@@ -142,14 +147,21 @@ ESTIMATORS = {"grpo": (),
 RUNS = {"fork": "grpo", "fork_flipped": "gigpo"}
 
 
+def openenv_url(ws: str) -> str:
+    """The flipped fork on OpenEnv's server, as ``--server fork_flipped=...`` names it (what OpenEnv cannot say:
+    the number of tasks, the turn limit)."""
+    return f"openenv+{ws}?train=64&test=8&max_turns={FlippedForkEnv.max_turns}"
+
+
 @pytest.fixture(scope="module")
 def start_model(tmp_path_factory) -> tuple[Path, list[float]]:
     """The BC start of both runs, built once (the runs only read it): ``build_start_model`` on the two
-    environments' metadata as their servers give it."""
-    infos = []
-    for env in (ForkEnv, FlippedForkEnv):
-        with serve_in_thread(env) as url, EnvClient(url) as c:
-            infos.append(read_info(c.info()))
+    environments' metadata as their servers give it (the flipped fork's: OpenEnv's schema and metadata, read as
+    ``train_ppo.sh`` reads them)."""
+    with serve_in_thread(ForkEnv) as url, EnvClient(url) as c:
+        infos = [read_info(c.info())]
+    with serve_openenv(FlippedDoorsEnv, DoorAction, TextObservation) as ws:
+        infos.append(server_info(parse_server_specs([f"fork_flipped={openenv_url(ws)}"])["fork_flipped"]))
     return build_start_model(tmp_path_factory.mktemp("bc_checkpoint"), infos)
 
 
@@ -162,8 +174,8 @@ def test_grpo_learns_which_door_pays_and_gigpo_learns_the_flipped_sign(tmp_path,
     # the start is at chance in both environments (greedy would pick one door; sampling picks both)
     assert len(first_left) == 2 and all(0.35 <= p <= 0.65 for p in first_left), first_left
     dirs = {"fork": "fork", "fork_flipped": "flipped"}
-    with serve_in_thread(ForkEnv) as url, serve_in_thread(FlippedForkEnv) as flipped_url:
-        urls = {"fork": url, "fork_flipped": flipped_url}
+    with serve_in_thread(ForkEnv) as url, serve_openenv(FlippedDoorsEnv, DoorAction, TextObservation) as ws:
+        urls = {"fork": url, "fork_flipped": openenv_url(ws)}
         runs = {env: start_run(env, urls[env], start, tmp_path / dirs[env], tmp_path / "data",
                                *ESTIMATORS[RUNS[env]]) for env in RUNS}
         try:

@@ -1,10 +1,12 @@
 """Where an environment's servers are: the one module that reads server addresses.
 
-An environment's servers are named by URLs of three kinds:
+An environment's servers are named by URLs of four kinds:
 
 - ``http://HOST:PORT`` (or ``https://``): one server speaking protocol v1 (:mod:`agentenv.client`);
 - ``agentgym+http://HOST:PORT[/prefix]#NAME``: an original AgentGym server of NAME, driven through
   its own routes (:mod:`agentenv.interop.agentgym_client`);
+- ``openenv+ws://HOST:PORT[/path][?settings]#NAME`` (or ``openenv+http://``): a server speaking OpenEnv's
+  protocol, driven through its WebSocket sessions (:mod:`agentenv.interop.openenv_client`);
 - ``agentenv+ray://NAMESPACE/DIRECTORY#NAME``: the replicas of a run on a Ray cluster
   (:mod:`agentenv.ray_servers`), behind a directory that :func:`lookup` asks for the live ones and
   their token.
@@ -24,6 +26,8 @@ from agentenv.errors import ServerUnavailable
 HTTP_SCHEMES = ("http://", "https://")
 AGENTGYM_SCHEME = "agentgym+"  # followed by an http(s) URL and #NAME
 RAY_SCHEME = "agentenv+ray://"  # NAMESPACE/DIRECTORY#NAME
+OPENENV_SCHEME = "openenv+"  # followed by a ws(s) or http(s) URL and #NAME
+WS_SCHEMES = ("ws://", "wss://")
 
 
 class ServerError(RuntimeError):
@@ -101,6 +105,33 @@ def split_url(url: str) -> tuple[str, str]:
     return base.rstrip("/"), env
 
 
+# -- OpenEnv servers ---------------------------------------------------------------------------------
+
+
+def is_openenv_url(url: str) -> bool:
+    return url.startswith(OPENENV_SCHEME)
+
+
+def split_openenv_url(url: str) -> tuple[str, str]:
+    """``openenv+ws://h:p?train=8#word`` -> (``ws://h:p?train=8``, ``word``)."""
+    base, _, env = url.removeprefix(OPENENV_SCHEME).partition("#")
+    if not env or not base.startswith(WS_SCHEMES):
+        raise ValueError(f"an OpenEnv server URL is {OPENENV_SCHEME}ws://HOST:PORT[/path]#NAME, not {url!r}")
+    return base, env
+
+
+def _openenv_base(url: str) -> str | None:
+    """An ``openenv+`` URL's server part as ``ws(s)://...`` (http becomes ws), or None if it is not one."""
+    rest = url.removeprefix(OPENENV_SCHEME).split("#", 1)[0]
+    for http, ws in (("http://", "ws://"), ("https://", "wss://")):
+        if rest.startswith(http):
+            rest = ws + rest[len(http):]
+    if not rest.startswith(WS_SCHEMES) or not rest.split("://", 1)[1].split("?", 1)[0].strip("/"):
+        return None
+    head, sep, query = rest.partition("?")
+    return head.rstrip("/") + sep + query
+
+
 # -- NAME=URL ----------------------------------------------------------------------------------------
 
 
@@ -110,6 +141,8 @@ def parse_server_specs(items: Sequence[str]) -> dict[str, list[str]]:
     ``NAME=agentgym+http://HOST:PORT[/prefix]`` is an original AgentGym server of NAME (its own routes,
     driven by ``agentenv.interop.agentgym_client``); its URL is kept as ``agentgym+http://...#NAME``.
     ``NAME=agentenv+ray://NAMESPACE/DIRECTORY#NAME`` is the directory of a running job's replicas on Ray.
+    ``NAME=openenv+ws://HOST:PORT[?settings]`` (or ``openenv+http://``) is a server speaking OpenEnv's protocol;
+    its URL is kept as ``openenv+ws://...#NAME``.
     """
     out: dict[str, list[str]] = {}
     for item in items:
@@ -122,10 +155,18 @@ def parse_server_specs(items: Sequence[str]) -> dict[str, list[str]]:
                 raise ServerError(str(e)) from None
             out.setdefault(name, []).append(url)
             continue
+        if sep and name and is_openenv_url(url):  # a server speaking OpenEnv's protocol
+            base = _openenv_base(url)
+            if base is None:
+                raise ServerError(f"--server takes NAME=openenv+ws://HOST:PORT for an OpenEnv server (or "
+                                  f"openenv+http://...), not {item!r}")
+            out.setdefault(name, []).append(f"{OPENENV_SCHEME}{base}#{name}")
+            continue
         upstream = is_agentgym_url(url)
         plain = url.removeprefix(AGENTGYM_SCHEME).split("#", 1)[0].rstrip("/")
         if not sep or not name or not plain.startswith(HTTP_SCHEMES) or not plain.split("://", 1)[1]:
-            raise ServerError(f"--server takes NAME=URL (e.g. maze=http://127.0.0.1:8000, or "
-                              f"webshop=agentgym+http://127.0.0.1:36001 for an AgentGym server), not {item!r}")
+            raise ServerError(f"--server takes NAME=URL (e.g. maze=http://127.0.0.1:8000, "
+                              f"webshop=agentgym+http://127.0.0.1:36001 for an AgentGym server, or "
+                              f"echo=openenv+ws://127.0.0.1:8001 for an OpenEnv server), not {item!r}")
         out.setdefault(name, []).append(f"{AGENTGYM_SCHEME}{plain}#{name}" if upstream else plain)
     return out

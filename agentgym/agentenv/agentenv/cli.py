@@ -105,7 +105,7 @@ def _cmd_new(args: argparse.Namespace) -> int:
 
 def _cmd_play(args: argparse.Namespace) -> int:
     from agentenv.client import EnvPool
-    from agentenv.launcher import env_servers
+    from agentenv.launcher import env_servers, parse_server_specs
     from agentenv.policies import scripted_policy
     from agentenv.rollout import run_episodes, summarize
 
@@ -121,7 +121,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
             return await run_episodes(pool, args.name, task_ids, policy, split=args.split,
                                       concurrency=args.concurrency, seed=args.seed, progress=not args.quiet)
 
-    given = {args.name: [u.rstrip("/") for u in args.server]} if args.server else None
+    # a URL of any kind addresses.py reads (agentgym+ and openenv+ ones are named after the environment played)
+    given = parse_server_specs([f"{args.name}={u}" for u in args.server]) if args.server else None
     with env_servers([args.name], given=given, token=args.token, options={args.name: _key_values(args.option)}) as urls:
         episodes = asyncio.run(play(urls[args.name]))
     if args.output:

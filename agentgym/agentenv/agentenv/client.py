@@ -21,6 +21,7 @@ from agentenv import addresses, errors
 from agentenv.actions import ACTION_FORMATS
 from agentenv.errors import AgentEnvError, ServerUnavailable
 from agentenv.interop.agentgym_client import AgentGymClient
+from agentenv.interop.openenv_client import OpenEnvClient
 from agentenv.protocol import InfoResponse
 from agentenv.results import Created, Step, Suggestion
 
@@ -298,9 +299,12 @@ class AsyncEnvClient(_ClientBase):
 
 
 def client_for(url: str, **kwargs: Any) -> AsyncEnvClient:
-    """The client a URL calls for: protocol v1, or AgentGym's own routes (``agentgym+http://...#NAME``)."""
+    """The client a URL calls for: protocol v1, AgentGym's own routes (``agentgym+http://...#NAME``) or OpenEnv's
+    protocol (``openenv+ws://...#NAME``)."""
     if addresses.is_agentgym_url(url):
         return AgentGymClient(url, **kwargs)  # type: ignore[return-value]
+    if addresses.is_openenv_url(url):
+        return OpenEnvClient(url, **kwargs)  # type: ignore[return-value]
     return AsyncEnvClient(url, **kwargs)
 
 

@@ -20,6 +20,7 @@ from agentenv import addresses, registry
 from agentenv.addresses import ServerError, parse_server_specs
 from agentenv.client import EnvClient, EnvPool
 from agentenv.errors import AgentEnvError, ServerUnavailable
+from agentenv.interop.openenv_client import OpenEnvAddress
 from agentenv.protocol import InfoResponse
 from agentenv.ray_servers import ray_env_servers
 from agentenv.server_process import ServerProcess
@@ -57,6 +58,11 @@ def check_servers(servers: Mapping[str, Sequence[str]], token: str | None = None
                 if addresses.is_agentgym_url(url):  # an AgentGym server tells no name: it answers GET / at its base
                     base, _ = addresses.split_url(url)
                     httpx.get(base + "/", timeout=10.0).raise_for_status()
+                    continue
+                if addresses.is_openenv_url(url):  # neither does an OpenEnv server: its /health and /schema answer
+                    address = OpenEnvAddress.parse(url)
+                    for route in ("/health", "/schema"):
+                        httpx.get(address.http + route, timeout=10.0).raise_for_status()
                     continue
                 with EnvClient(url, token=token, timeout=10.0, retries=1) as client:
                     served = client.health().get("env")
