@@ -219,10 +219,11 @@ async def test_slow_session_does_not_block_others(echo_url):
 
 def test_idle_sessions_expire_and_are_closed():
     CloseCounterEnv.closed = 0
-    with serve_in_thread(CloseCounterEnv, ServerConfig(session_ttl=0.3)) as url, EnvClient(url) as c:
+    # a TTL a stalled keep-alive loop cannot outlast on two contended cores (0.3 s did, once, in a suite run)
+    with serve_in_thread(CloseCounterEnv, ServerConfig(session_ttl=1.0)) as url, EnvClient(url) as c:
         idle = c.create(0).env_id
         busy = c.create(1).env_id
-        deadline = time.monotonic() + 1.2
+        deadline = time.monotonic() + 2.5
         while time.monotonic() < deadline:  # keep one session in use past the TTL
             c.step(busy, "wait") if c.observation(busy).count("|") < 2 else c.observation(busy)
             time.sleep(0.05)

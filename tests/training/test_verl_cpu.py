@@ -401,6 +401,12 @@ def test_verl_overrides_render_presets(tiny_model, monkeypatch):
     sft = verl_overrides("cpu_sft", model_path="/m")
     assert "model.path=/m" in sft and "engine.strategy=fsdp2" in sft
     assert not any(o.startswith("actor_rollout_ref") for o in sft)
+    from openmanus_rl import verl_args
+
+    monkeypatch.setattr(verl_args, "GPU_DEVICE_NODES", ("/no/such/device",))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert default_preset() == "cpu"  # no GPU driver's device node: torch is not asked
+    monkeypatch.setattr(verl_args, "GPU_DEVICE_NODES", ("/no/such/device", str(tiny_model)))  # one that exists
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert default_preset() == "cpu"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)

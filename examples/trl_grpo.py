@@ -1,0 +1,122 @@
+"""GRPO with TRL's trainer on an environment of this project: ``GRPOTrainer(environment_factory=...)``.
+
+    .venv/bin/python examples/trl_grpo.py --env_name maze --steps 3            # tiny model, CPU, a server started here
+    .venv/bin/python examples/trl_grpo.py --server http://HOST:PORT --model Qwen/Qwen2.5-0.5B-Instruct
+
+The environment's actions are the model's tools (agentenv.interop.trl_env): TRL makes one instance per rollout,
+resets it to the dataset row's task, runs the model's tool calls against the server and takes the episode's return as
+the reward. Without ``--model`` the tiny model is built in code with TRL's Qwen2.5 chat template (TRL parses tool
+calls of known templates only); it is untrained, so it seldom calls a tool: the run shows the machinery, not learning.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+from pathlib import Path
+
+
+def tiny_model(out: Path, info) -> Path:
+    """The tiny Qwen2 model with TRL's Qwen2.5 template (tool calls in ``<tool_call>`` tags)."""
+    from transformers import AutoTokenizer
+    from trl.chat_template_utils import qwen2_5_chat_template
+
+    from openmanus_rl.tiny_model import build_tiny_model
+
+    corpus = [info.instruction, '<tool_call>\n{"name": "act", "arguments": {"action": "move up"}}\n</tool_call>',
+              "<tools>\n</tools>", "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."]
+    path = build_tiny_model(out, corpus=[c for c in corpus if c], cache=None)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    tokenizer.chat_template = qwen2_5_chat_template
+    tokenizer.save_pretrained(path)
+    return path
+
+
+def warm_start(model: Path, factory, episodes: int, steps: int) -> None:
+    """Behaviour cloning in plain torch on the server's expert episodes, played through the TRL environment and
+    rendered as TRL renders a rollout (the tools in the prompt, tool calls, tool results): a tiny model that calls
+    the tools, so that the GRPO steps after it see the environment's rewards."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from agentenv.interop.trl_env import task_rows
+
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    texts = []
+    for row in task_rows(factory, episodes):
+        env = factory()
+        messages = [{"role": "user", "content": row["prompt"][0]["content"] + env.reset(**row)}]
+        tools = [getattr(env, name) for name in factory.tool_names()]
+        while not env.done:
+            action = env._client.policy_action(env._env_id, "expert")
+            name, arguments = factory.tool_call(action)
+            messages.append({"role": "assistant", "content": "", "tool_calls": [
+                {"type": "function", "function": {"name": name, "arguments": arguments}}]})
+            messages.append({"role": "tool", "name": name, "content": getattr(env, name)(**arguments)})
+        texts.append(tokenizer.apply_chat_template(messages, tools=tools, tokenize=False))
+    lm = AutoModelForCausalLM.from_pretrained(model)
+    batch = tokenizer(texts, return_tensors="pt", padding=True)
+    labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
+    torch.manual_seed(0)
+    opt = torch.optim.AdamW(lm.parameters(), lr=3e-3)
+    for _ in range(steps):
+        loss = lm(**batch, labels=labels).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    print(f"warm start: {episodes} expert episodes, {steps} steps, loss {loss.item():.3f}", flush=True)
+    lm.save_pretrained(model)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--env_name", default="maze", help="an installed environment, served here for the run")
+    p.add_argument("--server", default=None, help="URL of a running server of the environment instead")
+    p.add_argument("--model", default=None, help="a hub name or local model with a tool-calling chat template")
+    p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--warm_start", type=int, default=0, metavar="EPISODES",
+                   help="tiny model: first clone this many expert episodes (the server's expert policy)")
+    p.add_argument("--output_dir", default="outputs/trl_grpo")
+    args = p.parse_args(argv)
+
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    from agentenv.interop.trl_env import environment_factory, task_rows
+    from agentenv.launcher import env_servers
+
+    out = Path(args.output_dir)
+    with contextlib.ExitStack() as stack:
+        url = args.server or stack.enter_context(env_servers([args.env_name]))[args.env_name][0]
+        factory = environment_factory(url)
+        model = args.model or str(tiny_model(out / "model", factory.info))
+        if args.warm_start and not args.model:
+            warm_start(Path(model), factory, args.warm_start, steps=150)
+        config = GRPOConfig(
+            output_dir=str(out), max_steps=args.steps, per_device_train_batch_size=4, num_generations=4,
+            max_completion_length=64, learning_rate=1e-4, logging_steps=1, report_to="none", save_strategy="no",
+            use_cpu=not _cuda(), bf16=False, max_tool_calling_iterations=4, seed=0)
+        trainer = GRPOTrainer(model=model, args=config, environment_factory=factory,
+                              train_dataset=Dataset.from_list(task_rows(factory, 4 * args.steps)))
+        trainer.train()
+    steps = [row for row in trainer.state.log_history if "loss" in row]
+    summary = {"env": factory.info.env, "steps": len(steps),
+               "reward": [row.get(f"rewards/{factory.__name__}/mean") for row in steps],
+               "tool_calls": [row.get("tools/call_frequency") for row in steps]}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    print(json.dumps(summary))
+    return 0
+
+
+def _cuda() -> bool:
+    with contextlib.suppress(Exception):
+        import torch
+
+        return torch.cuda.is_available() and os.environ.get("CUDA_VISIBLE_DEVICES") != ""
+    return False
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
