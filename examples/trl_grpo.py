@@ -36,38 +36,56 @@ def tiny_model(out: Path, info) -> Path:
 
 def warm_start(model: Path, factory, episodes: int, steps: int) -> None:
     """Behaviour cloning in plain torch on the server's expert episodes, played through the TRL environment and
-    rendered as TRL renders a rollout (the tools in the prompt, tool calls, tool results): a tiny model that calls
-    the tools, so that the GRPO steps after it see the environment's rewards."""
+    rendered as TRL renders a rollout (the tools in the prompt, tool calls, tool results), the loss on the tool calls
+    only: a tiny model that calls the tools, so that the GRPO steps after it see the environment's rewards."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from agentenv.interop.trl_env import task_rows
+    from agentenv.interop.trl_env import task_rows, tool_call, tool_names
 
     tokenizer = AutoTokenizer.from_pretrained(model)
-    texts = []
+    rows = []
     for row in task_rows(factory, episodes):
         env = factory()
         messages = [{"role": "user", "content": row["prompt"][0]["content"] + env.reset(**row)}]
-        tools = [getattr(env, name) for name in factory.tool_names()]
+        tools = [getattr(env, name) for name in tool_names(factory)]
         while not env.done:
             action = env._client.policy_action(env._env_id, "expert")
-            name, arguments = factory.tool_call(action)
+            name, arguments = tool_call(factory, action)
             messages.append({"role": "assistant", "content": "", "tool_calls": [
                 {"type": "function", "function": {"name": name, "arguments": arguments}}]})
             messages.append({"role": "tool", "name": name, "content": getattr(env, name)(**arguments)})
-        texts.append(tokenizer.apply_chat_template(messages, tools=tools, tokenize=False))
+        rows.append(_assistant_labels(tokenizer, messages, tools))
+    width = max(len(ids) for ids, _ in rows)
+    pad = tokenizer.pad_token_id
+    input_ids = torch.tensor([ids + [pad] * (width - len(ids)) for ids, _ in rows])
+    labels = torch.tensor([lab + [-100] * (width - len(lab)) for _, lab in rows])
+    attention = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids, _ in rows])
     lm = AutoModelForCausalLM.from_pretrained(model)
-    batch = tokenizer(texts, return_tensors="pt", padding=True)
-    labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
     torch.manual_seed(0)
     opt = torch.optim.AdamW(lm.parameters(), lr=3e-3)
     for _ in range(steps):
-        loss = lm(**batch, labels=labels).loss
+        loss = lm(input_ids=input_ids, attention_mask=attention, labels=labels).loss
         opt.zero_grad()
         loss.backward()
         opt.step()
     print(f"warm start: {episodes} expert episodes, {steps} steps, loss {loss.item():.3f}", flush=True)
     lm.save_pretrained(model)
+
+
+def _assistant_labels(tokenizer, messages: list[dict], tools: list) -> tuple[list[int], list[int]]:
+    """A rendered episode's token ids, and labels that keep only the assistant's turns (the tool calls): what each
+    turn adds to the chat rendered up to it with the generation prompt."""
+    def render(chat: list[dict], prompt: bool = False) -> str:
+        return tokenizer.apply_chat_template(chat, tools=tools, tokenize=False, add_generation_prompt=prompt)
+
+    text = render(messages)
+    spans = [(len(render(messages[:k], True)), len(render(messages[:k + 1])))
+             for k, m in enumerate(messages) if m["role"] == "assistant"]
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    labels = [t if any(a <= start < b for a, b in spans) else -100
+              for t, (start, _) in zip(enc["input_ids"], enc["offset_mapping"], strict=True)]
+    return enc["input_ids"], labels
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--server", default=None, help="URL of a running server of the environment instead")
     p.add_argument("--model", default=None, help="a hub name or local model with a tool-calling chat template")
     p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--max_completion_length", type=int, default=1024,
+                   help="tokens of a rollout's replies and tool results together")
     p.add_argument("--warm_start", type=int, default=0, metavar="EPISODES",
                    help="tiny model: first clone this many expert episodes (the server's expert policy)")
     p.add_argument("--output_dir", default="outputs/trl_grpo")
@@ -96,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
             warm_start(Path(model), factory, args.warm_start, steps=150)
         config = GRPOConfig(
             output_dir=str(out), max_steps=args.steps, per_device_train_batch_size=4, num_generations=4,
-            max_completion_length=64, learning_rate=1e-4, logging_steps=1, report_to="none", save_strategy="no",
+            max_completion_length=args.max_completion_length, learning_rate=1e-4, logging_steps=1, report_to="none",
+            save_strategy="no",
             use_cpu=not _cuda(), bf16=False, max_tool_calling_iterations=4, seed=0)
         trainer = GRPOTrainer(model=model, args=config, environment_factory=factory,
                               train_dataset=Dataset.from_list(task_rows(factory, 4 * args.steps)))

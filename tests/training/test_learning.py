@@ -200,9 +200,10 @@ def test_grpo_learns_which_door_pays_and_gigpo_learns_the_flipped_sign(tmp_path,
     assert len(trained) == 2 * STEPS * 64 and 2 <= max(trained) <= 2 * (16 + 2), max(trained)
     # both start near chance (the BC start; step 1's episodes come from it), so the end says what RL did
     assert all(0.3 <= s[0] <= 0.7 for s in shares.values()), shares
-    # the last two steps (256 actions a run; chance is 0.5 +- 0.03): a single step can dip when an update
-    # briefly breaks the reply format (seen at step 3 of a passing run, at this learning rate)
-    end = {env: (s[-1] + s[-2]) / 2 for env, s in shares.items()}
+    # the median of the last three steps (128 actions each; chance is 0.5 +- 0.05): a single step can dip when an
+    # update briefly breaks the reply format (seen at step 3 of a passing run, and at step 6 of one where left went
+    # 0.52 -> 0.91 by step 5, fell to 0.52, and was back at 0.88 at step 7); a sign error moves all three the wrong way
+    end = {env: sorted(s[-3:])[1] for env, s in shares.items()}
     assert end["fork"] >= max(0.75, shares["fork"][0] + 0.2), shares  # rewarded: chosen far above chance
     assert end["fork_flipped"] <= min(0.25, shares["fork_flipped"][0] - 0.2), shares  # sign flipped: far below
     # the per-step line says why episodes ended (every one here by the task: none cut), the run plots its curve

@@ -28,6 +28,7 @@ from agentenv.errors import (
 )
 from agentenv.interop import agentgym_items
 from agentenv.interop.agentgym_routes import routes_of
+from agentenv.interop.first_observations import first_observations
 from agentenv.results import Created, Step
 
 SCHEME = AGENTGYM_SCHEME
@@ -193,18 +194,8 @@ class AgentGymClient:
 
     async def tasks(self, split: str = "train", offset: int = 0, limit: int = 100) -> list[tuple[int, str]]:
         """First observations, by opening one handle and resetting it task after task."""
-        ids = range(offset, min(len(self.indices(split)), offset + limit))
-        out: list[tuple[int, str]] = []
-        if not ids:
-            return out
-        first = await self.create(ids[0], split)
-        try:
-            out.append((ids[0], first.observation))
-            for task_id in ids[1:]:
-                out.append((task_id, (await self.reset(first.env_id, task_id, split)).observation))
-        finally:
-            await self.close(first.env_id)
-        return out
+        stop = min(len(self.indices(split)), offset + limit)
+        return await first_observations(self, split, range(offset, stop))
 
     async def close(self, env_id: str) -> None:
         self._returns.pop(env_id, None)

@@ -47,6 +47,7 @@ from agentenv.errors import (
     SessionNotFound,
     TaskNotFound,
 )
+from agentenv.interop.first_observations import first_observations
 from agentenv.results import Created, Step
 
 __all__ = ["ActionShape", "OpenEnvAddress", "OpenEnvClient", "action_shape", "observation_text"]
@@ -352,18 +353,8 @@ class OpenEnvClient:
 
     async def tasks(self, split: str = "train", offset: int = 0, limit: int = 100) -> list[tuple[int, str]]:
         """First observations, by resetting one session task after task."""
-        ids = range(offset, min(self.address.splits.get(split, 0), offset + limit))
-        out: list[tuple[int, str]] = []
-        if not ids:
-            return out
-        first = await self.create(ids[0], split)
-        try:
-            out.append((ids[0], first.observation))
-            for task_id in ids[1:]:
-                out.append((task_id, (await self.reset(first.env_id, task_id, split)).observation))
-        finally:
-            await self.close(first.env_id)
-        return out
+        stop = min(self.address.splits.get(split, 0), offset + limit)
+        return await first_observations(self, split, range(offset, stop))
 
     async def close(self, env_id: str) -> None:
         sess = self._sessions.pop(env_id, None)

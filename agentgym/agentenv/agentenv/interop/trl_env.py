@@ -1,6 +1,6 @@
 """Any environment served here as TRL's ``GRPOTrainer(environment_factory=...)`` wants it.
 
-TRL (``trl`` 1.16) makes one instance per rollout with the factory, calls ``reset(**row)`` with the dataset row
+TRL (``trl`` 1.12) makes one instance per rollout with the factory, calls ``reset(**row)`` with the dataset row
 (the string it returns is appended to the prompt's last user message), exposes the instance's public methods as the
 model's tools (their signatures and docstrings become the tool schemas), and scores a finished rollout with
 ``get_reward()``. :func:`environment_factory` builds that class for a server of this project (any URL
@@ -38,7 +38,7 @@ from agentenv.client import EnvClient, read_info
 from agentenv.errors import AgentEnvError
 from agentenv.protocol import InfoResponse
 
-__all__ = ["AgentEnvTRLEnvironment", "environment_factory", "task_rows"]
+__all__ = ["AgentEnvTRLEnvironment", "environment_factory", "task_rows", "tool_call", "tool_names"]
 
 JSON_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list,
                                "object": dict}
@@ -72,25 +72,6 @@ class AgentEnvTRLEnvironment:
     def get_reward(self) -> float:
         """The episode's return."""
         return self.reward
-
-    @classmethod
-    def tool_names(cls) -> list[str]:
-        """The methods TRL offers the model as tools."""
-        return list(cls._tools)
-
-    @classmethod
-    def tool_call(cls, action: str) -> tuple[str, dict[str, Any]]:
-        """An action as the environment reads it (e.g. its expert's) as a call of one of these tools."""
-        fmt = cls.info.action_format
-        if fmt == "tool":
-            call = parse_tool_call(action)
-            ident = next((k for k, v in cls._tools.items() if v == call.name), None)
-            if ident is None:
-                raise ValueError(f"{action!r} calls no tool of {cls.info.env}")
-            return ident, dict(call.arguments)
-        if fmt == "code":
-            return "run", {"code": parse_reply(action, "code").action}
-        return "act", {"action": action}
 
     def _step(self, action: str) -> str:
         if self.done or self.turns >= self.info.max_turns:
@@ -207,6 +188,26 @@ def environment_factory(url: str, *, token: str | None = None) -> type[AgentEnvT
     return type(name, (AgentEnvTRLEnvironment,), {**methods, "url": url, "token": token, "info": info,
                                                   "_next_task": staticmethod(next_task), "_tools": tools,
                                                   "__doc__": f"{info.env}: {info.instruction}".strip()})
+
+
+def tool_names(factory: type[AgentEnvTRLEnvironment]) -> list[str]:
+    """The methods TRL offers the model as tools. (Module functions, not methods: TRL takes every public method of
+    the class for a tool.)"""
+    return list(factory._tools)
+
+
+def tool_call(factory: type[AgentEnvTRLEnvironment], action: str) -> tuple[str, dict[str, Any]]:
+    """An action as the environment reads it (e.g. its expert's) as a call of one of the tools: (method, arguments)."""
+    fmt = factory.info.action_format
+    if fmt == "tool":
+        call = parse_tool_call(action)
+        method = next((k for k, v in factory._tools.items() if v == call.name), None)
+        if method is None:
+            raise ValueError(f"{action!r} calls no tool of {factory.info.env}")
+        return method, dict(call.arguments)
+    if fmt == "code":
+        return "run", {"code": parse_reply(action, "code").action}
+    return "act", {"action": action}
 
 
 def task_rows(factory: type[AgentEnvTRLEnvironment], n: int, split: str = "train") -> list[dict[str, Any]]:
