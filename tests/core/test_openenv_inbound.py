@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from fastapi import FastAPI, Request
+from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
 
 from agentenv import registry
 from agentenv.addresses import ServerError, parse_server_specs
@@ -28,6 +29,7 @@ from agentenv.testing import serve_app_in_thread
 
 from helpers import REPO
 from helpers.openenv_envs import (
+    CounterMCPEnv,
     DoorAction,
     DoorsEnv,
     LockAction,
@@ -122,6 +124,29 @@ def test_a_tool_shaped_action_a_refused_one_and_a_malformed_one():
         assert "unknown tool 'Open'" in wrong_tool.info["error"]
         assert json.loads(moves[0].observation)["dials"] == [0, 0, 3] and not moves[0].done
         assert moves[1].done and moves[1].success and moves[1].reward == 1.0
+
+
+def test_an_openenv_mcp_environment_is_played_through_its_mcp_tools():
+    """OpenEnv's MCP environments take ``CallToolAction``: their tools come from MCP's ``tools/list`` and a reply's
+    tool call is sent as ``call_tool``; a tool's failure is an invalid step saying why."""
+    with serve_openenv(CounterMCPEnv, CallToolAction, CallToolObservation) as ws:
+        url = url_of(ws, "counter", test=4)
+        info = server_info([url])
+        assert info.action_format == "tool" and sorted(t.name for t in info.tools) == ["add", "peek"]
+        assert set(next(t for t in info.tools if t.name == "add").parameters["properties"]) == {"n"}
+
+        async def play():
+            async with EnvPool([url]) as pool, pool.session(2, "test") as sess:  # seed 1000002: target 5
+                first = sess.observation
+                failed = await sess.step('add with Action Input: {"n": 9}')
+                steps = [await sess.step(f'add with Action Input: {{"n": {n}}}') for n in (2, 3)]
+                return first, failed, steps
+
+        first, failed, steps = run(play())
+        assert first == "Count to exactly 5 with add(n)."
+        assert not failed.info["valid"] and "n must be 1-5" in failed.observation
+        assert steps[0].observation == "The count is 2." and not steps[0].done
+        assert steps[1].done and steps[1].success and steps[1].reward == 1.0
 
 
 def test_a_full_openenv_server_is_waited_for_and_a_dead_one_is_unavailable():

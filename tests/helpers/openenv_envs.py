@@ -6,6 +6,8 @@ this project drives them through ``--server NAME=openenv+ws://...`` as it drives
   :class:`FlippedDoorsEnv` pays for ``right`` instead.
 - :class:`LockEnv`: a combination lock whose action has two integer fields (a tool call here): set ``digit`` at
   ``position``; open when the digits are the seed's code. A wrong type is refused by OpenEnv's validation.
+- :class:`CounterMCPEnv`: an MCP environment (OpenEnv's ``MCPEnvironment`` on FastMCP): tools ``add(n)`` and
+  ``peek()``, the episode won when the count reaches the seed's target.
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ from collections.abc import Iterator
 from typing import Any
 from uuid import uuid4
 
+from fastmcp import FastMCP
 from openenv.core.env_server.http_server import create_fastapi_app
 from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.mcp_environment import MCPEnvironment
+from openenv.core.env_server.mcp_types import CallToolObservation
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import Field
 
@@ -106,6 +111,56 @@ class LockEnv(Environment):
         opened = self.dials == self.code
         return LockObservation(dials=list(self.dials), message="It opens." if opened else "Still locked.",
                                reward=1.0 if opened else 0.0, done=opened)
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+
+class CounterMCPEnv(MCPEnvironment):
+    """Count up to the target with MCP tools; each call past it is wasted. Reward 1 when the count hits the target."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self) -> None:
+        mcp = FastMCP("counter")
+        self.count, self.target = 0, 3
+
+        @mcp.tool
+        def add(n: int) -> str:
+            """Add n to the counter.
+
+            Args:
+                n: how much to add (1-5)
+            """
+            if not 1 <= n <= 5:
+                raise ValueError("n must be 1-5")
+            self.count += n
+            return f"The count is {self.count}."
+
+        @mcp.tool
+        def peek() -> str:
+            """Say the count."""
+            return f"The count is {self.count}."
+
+        super().__init__(mcp)
+        self._state = State(episode_id=str(uuid4()), step_count=0)
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> TextObservation:
+        self._state = State(episode_id=episode_id or str(uuid4()), step_count=0)
+        self.count, self.target = 0, 3 + (seed or 0) % 5
+        return TextObservation(text=f"Count to exactly {self.target} with add(n).")
+
+    async def step_async(self, action: Action, timeout_s: float | None = None, **kwargs: Any) -> Observation:
+        observation = await super().step_async(action, timeout_s=timeout_s, **kwargs)
+        if isinstance(observation, CallToolObservation):
+            self._state.step_count += 1
+            observation.done = self.count >= self.target
+            observation.reward = 1.0 if self.count == self.target else 0.0
+        return observation
+
+    def _step_impl(self, action: Action, timeout_s: float | None = None, **kwargs: Any) -> TextObservation:
+        return TextObservation(text="Use the tools.")
 
     @property
     def state(self) -> State:

@@ -12,7 +12,8 @@ What an OpenEnv environment does not state is given in the URL's query, with the
   that takes them (this project's servers do: the same task as over protocol v1).
 - **Actions**, from the action's JSON schema (``GET /schema``): one string field is a text action (``code``: a
   code block) written into that field; ``{"tool", "arguments"}`` (this project's tool environments) lists its
-  tools; any other object is one tool whose arguments are the action's fields. A reply that is no readable tool
+  tools; OpenEnv's MCP environments (``CallToolAction``) have the tools MCP's ``tools/list`` gives (``POST /mcp``);
+  any other object is one tool whose arguments are the action's fields. A reply that is no readable tool
   call, or that the server's validation refuses, is an observation saying why (``valid: false``), as a malformed
   action is here: the episode goes on.
 - **Observations**: the ``text`` field, or the only field when it is a string, or the fields as JSON; ``valid``,
@@ -97,7 +98,10 @@ class ActionShape:
     hint: str = ""
     text_field: str | None = None  # text and code: the string field the action fills
     tools: list[dict[str, Any]] = field(default_factory=list)  # tool: name, description, parameters
-    tool_field: str | None = None  # "tool": {"tool": NAME, "arguments": {...}}; None: the arguments are the action
+    # how a tool call is sent: "tool" {"tool": NAME, "arguments": {...}} (this project's tool environments), "mcp"
+    # {"type": "call_tool", "tool_name": NAME, "arguments": {...}} (OpenEnv's MCP environments), None: the arguments
+    # are the action's fields
+    tool_field: str | None = None
 
     def to_action(self, action: str) -> dict[str, Any]:
         """The typed action for a reply's action text; a :class:`ToolCallError` says why there is none."""
@@ -107,13 +111,25 @@ class ActionShape:
         names = [t["name"] for t in self.tools]
         if call.name not in names:
             raise ToolCallError(f"unknown tool {call.name!r}; the tools are {', '.join(names)}")
+        if self.tool_field == "mcp":
+            return {"type": "call_tool", "tool_name": call.name, "arguments": call.arguments}
         return {"tool": call.name, "arguments": call.arguments} if self.tool_field else dict(call.arguments)
 
 
-def action_shape(schema: dict[str, Any]) -> ActionShape:
-    """The action format an OpenEnv action schema calls for (see the module's docstring)."""
+def is_mcp_action(schema: dict[str, Any]) -> bool:
+    """OpenEnv's ``CallToolAction`` (an MCP environment: its tools are listed by MCP's ``tools/list``)."""
+    return {"tool_name", "arguments"} <= set(schema.get("properties") or {})
+
+
+def action_shape(schema: dict[str, Any], mcp_tools: list[dict[str, Any]] | None = None) -> ActionShape:
+    """The action format an OpenEnv action schema calls for (see the module's docstring); ``mcp_tools``: what MCP's
+    ``tools/list`` gave for an MCP environment."""
     props = {k: v for k, v in (schema.get("properties") or {}).items() if k not in RESERVED}
     required = [k for k in schema.get("required", []) if k in props]
+    if is_mcp_action(schema) and mcp_tools:
+        return ActionShape("tool", tool_field="mcp", tools=[
+            {"name": str(t["name"]), "description": str(t.get("description") or ""),
+             "parameters": t.get("inputSchema") or t.get("input_schema") or {"type": "object"}} for t in mcp_tools])
     if set(props) == {"tool", "arguments"}:
         tools = [{"name": str(one["properties"]["tool"]["const"]),
                   "description": str(one["properties"]["tool"].get("description", "")),
@@ -135,9 +151,29 @@ def action_shape(schema: dict[str, Any]) -> ActionShape:
                                        "parameters": parameters}])
 
 
+def _mcp_result_text(result: Any) -> str:
+    """An MCP tool's result as text: its text contents, or its structured data as JSON."""
+    if isinstance(result, str):
+        return result
+    if isinstance(result, dict):
+        texts = [c.get("text", "") for c in result.get("content") or [] if isinstance(c, dict) and "text" in c]
+        if texts:
+            return "\n".join(texts)
+        for key in ("data", "structured_content", "structuredContent"):
+            if result.get(key) is not None:
+                value = result[key]
+                return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return json.dumps(result, ensure_ascii=False, default=str)
+
+
 def observation_text(observation: dict[str, Any]) -> str:
     """An OpenEnv observation as the text an agent reads (see the module's docstring)."""
     fields = {k: v for k, v in observation.items() if k not in RESERVED}
+    if "tool_name" in fields and "result" in fields:  # an MCP environment's CallToolObservation
+        error = fields.get("error")
+        if error:
+            return f"Error: {error.get('message', error) if isinstance(error, dict) else error}"
+        return _mcp_result_text(fields["result"])
     if isinstance(fields.get("text"), str):
         return fields["text"]
     if len(fields) == 1 and isinstance(next(iter(fields.values())), str):
@@ -191,9 +227,17 @@ class OpenEnvClient:
 
     async def shape(self) -> ActionShape:
         if self._shape is None:
-            schema = await self._get("/schema")
-            self._shape = action_shape(schema.get("action") or {})
+            action = (await self._get("/schema")).get("action") or {}
+            self._shape = action_shape(action, await self._mcp_tools() if is_mcp_action(action) else None)
         return self._shape
+
+    async def _mcp_tools(self) -> list[dict[str, Any]]:
+        """An MCP environment's tools: MCP's ``tools/list`` at ``POST /mcp``."""
+        try:
+            resp = await self._http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+            return list(((resp.json() or {}).get("result") or {}).get("tools") or [])
+        except (httpx.HTTPError, ValueError):
+            return []
 
     async def info(self) -> dict:
         if self._info is None:
@@ -270,6 +314,8 @@ class OpenEnvClient:
         reward = float(data.get("reward") or 0.0)
         done = bool(data.get("done", observation.get("done", False)))
         info = {k: observation[k] for k in ("valid", "success") if isinstance(observation.get(k), bool)}
+        if observation.get("tool_name") is not None and observation.get("error"):  # an MCP call that failed
+            info["valid"] = False
         return sess.observation, reward, done, info
 
     async def create(self, task_id: int, split: str = "train", seed: int | None = None) -> Created:
