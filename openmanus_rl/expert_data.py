@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from agentenv import registry
-from agentenv.launcher import env_servers, parse_server_specs, server_info
+from agentenv.errors import NotSupported
+from agentenv.launcher import ServerError, env_servers, parse_server_specs, server_info
 from openmanus_rl import atomic, evaluate, trajectories
 from openmanus_rl.policies import GenerationSettings, PolicySpec, build_policy
 
@@ -55,18 +56,38 @@ def play(urls: Mapping[str, Sequence[str]], envs: Sequence[str], policy: str | P
     return asyncio.run(evaluate.evaluate(cfg.servers, build_policy(spec, settings), cfg))
 
 
+class NoExpertData(ServerError):
+    """An environment whose server has no expert and for which no trajectories were given (a user's mistake the
+    launchers print as one line)."""
+
+
 def collect(envs: Sequence[str], out_dir: str | Path, max_per_env: int = 200, urls: Mapping[str, Sequence[str]]
-            | None = None, seed: int = 0, concurrency: int = 16) -> dict[str, Path]:
-    """Write ``out_dir/<env>.jsonl`` (successful expert episodes of the train split) for each env."""
+            | None = None, seed: int = 0, concurrency: int = 16,
+            given: Mapping[str, str | Path] | None = None) -> dict[str, Path]:
+    """Write ``out_dir/<env>.jsonl`` (successful expert episodes of the train split) for each env; an env in
+    ``given`` takes the trajectories of that AgentTraj file instead (its successful ones, at most ``max_per_env``):
+    the way to clone an environment whose server has no expert (an OpenEnv server) or published trajectories."""
     out = Path(out_dir)
     if urls is None:
         with env_servers(envs) as started:
-            return collect(envs, out, max_per_env, started, seed, concurrency)
+            return collect(envs, out, max_per_env, started, seed, concurrency, given)
     paths = {}
     for env in envs:
-        result = play(urls, [env], "expert", "train", max_per_env, seed, concurrency)
-        kept = successful(result["trajectories"], result["envs"][env]["success_threshold"])[:max_per_env]
         paths[env] = out / f"{env}.jsonl"
+        if env in (given or {}):
+            source = Path(given[env])  # type: ignore[index]
+            kept = successful(trajectories.read(source), None)[:max_per_env]
+            if not kept:
+                raise NoExpertData(f"{source} holds no successful trajectory for {env}")
+            write_atomic(paths[env], kept)
+            print(f"expert_data: {env}: {len(kept)} given trajectories from {source} -> {paths[env]}", flush=True)
+            continue
+        try:
+            result = play(urls, [env], "expert", "train", max_per_env, seed, concurrency)
+        except NotSupported as e:
+            raise NoExpertData(f"{env}: {e.message}; give expert trajectories (AgentTraj JSON lines) with "
+                               f"data.expert_files.{env}=FILE") from None
+        kept = successful(result["trajectories"], result["envs"][env]["success_threshold"])[:max_per_env]
         write_atomic(paths[env], kept)
         print(f"expert_data: {env}: kept {len(kept)} of {len(result['trajectories'])} expert episodes -> "
               f"{paths[env]}", flush=True)

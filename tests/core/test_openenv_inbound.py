@@ -209,6 +209,29 @@ def test_this_projects_openenv_server_driven_back_gives_the_tasks_and_rewards_of
             assert rewards == expected and success
 
 
+def test_agentevol_clones_given_trajectories_where_an_openenv_server_has_no_expert(doors, tmp_path):
+    """AgentEvol's behaviour cloning needs expert episodes; an OpenEnv server has no expert, so train_agentevol.sh
+    says so in one line (exit 2), and takes AgentTraj files instead (``data.expert_files.NAME=FILE``)."""
+    from openmanus_rl import expert_data, trajectories
+
+    server = f"fork={url_of(doors, 'fork', train=4, test=2, max_turns=2)}"
+    proc = subprocess.run([str(REPO / "train_agentevol.sh"), "--env_name", "fork", "--server", server,
+                           "--output_dir", str(tmp_path / "run")], capture_output=True, text=True, timeout=300,
+                          cwd=REPO, env={**os.environ, "PYTHON": sys.executable})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert "fork: an OpenEnv server has no expert policy; give expert trajectories" in proc.stderr
+    assert "data.expert_files.fork=FILE" in proc.stderr
+
+    messages = [{"role": "user", "content": "Choose a door."}, {"role": "assistant", "content": "Action: left"}]
+    given = tmp_path / "fork.jsonl"
+    trajectories.write(given, [trajectories.from_messages("fork", 0, messages, reward=1.0, success=True),
+                               trajectories.from_messages("fork", 1, messages, reward=0.0, success=False)])
+    urls = parse_server_specs([server])
+    paths = expert_data.collect(["fork"], tmp_path / "expert", 10, urls, given={"fork": given})
+    kept = list(trajectories.read(paths["fork"]))
+    assert [it["item_id"] for it in kept] == ["fork_0"]  # the successful one
+
+
 class EndpointReplies:
     """An OpenAI-compatible chat endpoint that always goes left, and remembers the first prompt it saw."""
 
