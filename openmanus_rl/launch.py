@@ -44,12 +44,16 @@ def parse_launcher_args(p: argparse.ArgumentParser, argv: Sequence[str] | None,
     return args, rest
 
 
-OPEN_MAPPINGS = ("env_options",)  # experiment keys whose entries the file does not list (env_options.NAME.KEY)
+#: experiment mappings whose entries the file does not list (env_options.NAME.KEY, data.expert_files.NAME), where
+#: the experiment file has them
+OPEN_MAPPINGS = ("env_options", "data.expert_files")
 
 
 def is_setting(cfg: DictConfig, key: str) -> bool:
     """Whether ``key`` names a setting of the experiment file (else it is passed on to verl)."""
-    return key.split(".", 1)[0] in OPEN_MAPPINGS or OmegaConf.select(cfg, key, default=KeyError) is not KeyError
+    if any(key.startswith(m + ".") and OmegaConf.select(cfg, m, default=None) is not None for m in OPEN_MAPPINGS):
+        return True
+    return OmegaConf.select(cfg, key, default=KeyError) is not KeyError
 
 
 def env_options(cfg: DictConfig) -> dict[str, dict[str, Any]]:

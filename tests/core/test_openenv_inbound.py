@@ -226,6 +226,10 @@ def test_agentevol_clones_given_trajectories_where_an_openenv_server_has_no_expe
     given = tmp_path / "fork.jsonl"
     trajectories.write(given, [trajectories.from_messages("fork", 0, messages, reward=1.0, success=True),
                                trajectories.from_messages("fork", 1, messages, reward=0.0, success=False)])
+    from openmanus_rl import agentevol
+
+    args, extra = agentevol.parse_args(["--env_name", "fork", f"data.expert_files.fork={given}"])
+    assert agentevol.load_config(args, extra).data.expert_files.fork == str(given)  # a setting of the command line
     urls = parse_server_specs([server])
     paths = expert_data.collect(["fork"], tmp_path / "expert", 10, urls, given={"fork": given})
     kept = list(trajectories.read(paths["fork"]))
