@@ -41,7 +41,7 @@ def warm_start(model: Path, factory, episodes: int, steps: int) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from agentenv.interop.trl_env import task_rows, tool_call, tool_names
+    from agentenv.interop.trl_env import expert_tool_call, task_rows, tool_names
 
     tokenizer = AutoTokenizer.from_pretrained(model)
     rows = []
@@ -50,8 +50,7 @@ def warm_start(model: Path, factory, episodes: int, steps: int) -> None:
         messages = [{"role": "user", "content": row["prompt"][0]["content"] + env.reset(**row)}]
         tools = [getattr(env, name) for name in tool_names(factory)]
         while not env.done:
-            action = env._client.policy_action(env._env_id, "expert")
-            name, arguments = tool_call(factory, action)
+            name, arguments = expert_tool_call(env)
             messages.append({"role": "assistant", "content": "", "tool_calls": [
                 {"type": "function", "function": {"name": name, "arguments": arguments}}]})
             messages.append({"role": "tool", "name": name, "content": getattr(env, name)(**arguments)})

@@ -12,7 +12,14 @@ import sys
 from transformers.utils import get_json_schema
 
 from agentenv import registry
-from agentenv.interop.trl_env import EPISODE_OVER, environment_factory, task_rows, tool_call, tool_names
+from agentenv.interop.trl_env import (
+    EPISODE_OVER,
+    environment_factory,
+    expert_tool_call,
+    task_rows,
+    tool_call,
+    tool_names,
+)
 from agentenv.testing import serve_in_thread
 
 from helpers import REPO
@@ -53,6 +60,22 @@ def test_a_text_environment_is_one_tool_and_its_return_is_the_reward():
         assert tool_call(factory, "left") == ("act", {"action": "left"})
 
 
+def test_an_openenv_server_is_a_trl_environment_too():
+    """The adapter drives any URL the project's clients read: here an OpenEnv server (OpenEnv's own server library)."""
+    from agentenv.launcher import parse_server_specs
+
+    from helpers.openenv_envs import DoorAction, DoorsEnv, TextObservation, serve_openenv
+
+    with serve_openenv(DoorsEnv, DoorAction, TextObservation) as ws:
+        (url,) = parse_server_specs([f"fork=openenv+{ws}?train=4&test=2&max_turns=2"])["fork"]
+        factory = environment_factory(url)
+        assert tool_names(factory) == ["act"] and factory.info.action_hint == ForkEnv.action_hint
+        env = factory()
+        assert env.reset(**task_rows(factory, 1)[0]) == ForkEnv().reset(0, "train")[0]
+        env.act(action="left")
+        assert env.act(action="left").endswith(f"{EPISODE_OVER} Task solved.") and env.get_reward() == 1.0
+
+
 def test_a_tool_environment_gives_its_own_tools_with_their_schemas():
     weather = registry.load("weather")
     with serve_in_thread(weather) as url:
@@ -67,7 +90,7 @@ def test_a_tool_environment_gives_its_own_tools_with_their_schemas():
             assert set(schema["parameters"]["properties"]) == set(tool["parameters"].get("properties", {}))
         env.reset(task_id=0, split="test")
         while not env.done:  # the expert's actions, as tool calls through the methods TRL would call
-            name, arguments = tool_call(factory, env._client.policy_action(env._env_id, "expert"))
+            name, arguments = expert_tool_call(env)
             getattr(env, name)(**arguments)
         assert env.success and env.get_reward() >= weather.success_threshold
 

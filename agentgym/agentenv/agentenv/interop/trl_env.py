@@ -25,6 +25,7 @@ model's tools (their signatures and docstrings become the tool schemas), and sco
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import itertools
 import keyword
@@ -34,11 +35,12 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from agentenv.actions import ToolCall, parse_reply, parse_tool_call
-from agentenv.client import EnvClient, read_info
+from agentenv.client import client_for
 from agentenv.errors import AgentEnvError
+from agentenv.launcher import server_info
 from agentenv.protocol import InfoResponse
 
-__all__ = ["AgentEnvTRLEnvironment", "environment_factory", "task_rows", "tool_call", "tool_names"]
+__all__ = ["AgentEnvTRLEnvironment", "environment_factory", "expert_tool_call", "task_rows", "tool_call", "tool_names"]
 
 JSON_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list,
                                "object": dict}
@@ -56,7 +58,10 @@ class AgentEnvTRLEnvironment:
     _tools: ClassVar[dict[str, str]] = {}  # method name -> the environment's name of the tool
 
     def __init__(self) -> None:
-        self._client = EnvClient(self.url, token=self.token)
+        # the client a URL calls for (protocol v1, OpenEnv, AgentGym), driven on this instance's own event loop:
+        # TRL calls the tools synchronously, one rollout's calls one after another
+        self._loop = asyncio.new_event_loop()
+        self._client = client_for(self.url, token=self.token)
         self._env_id: str | None = None
         self.reward, self.done, self.success, self.turns = 0.0, False, False, 0
 
@@ -64,7 +69,7 @@ class AgentEnvTRLEnvironment:
         """Start an episode of task ``task_id`` of ``split``; the first observation."""
         self._close()
         task = self._next_task(split) if task_id is None else int(task_id)
-        created = self._client.create(task, split, seed)
+        created = self._call(self._client.create(task, split, seed))
         self._env_id = created.env_id
         self.reward, self.done, self.success, self.turns = 0.0, False, False, 0
         return created.observation
@@ -79,7 +84,7 @@ class AgentEnvTRLEnvironment:
         if self._env_id is None:
             return "No episode: reset first."
         try:
-            step = self._client.step(self._env_id, action)
+            step = self._call(self._client.step(self._env_id, action))
         except AgentEnvError as e:  # the server's word on it, to the model (TRL would show its own error otherwise)
             return f"Error: {e.message}"
         self.turns += 1
@@ -93,18 +98,22 @@ class AgentEnvTRLEnvironment:
             return f"{step.observation}\n(The environment did not accept that action.)"
         return step.observation
 
+    def _call(self, coro: Any) -> Any:
+        return self._loop.run_until_complete(coro)
+
     def _close(self) -> None:
         if self._env_id is not None:
             env_id, self._env_id = self._env_id, None
             try:
-                self._client.close(env_id)
+                self._call(self._client.close(env_id))
             except AgentEnvError:
                 pass
 
     def __del__(self) -> None:
         try:
             self._close()
-            self._client.disconnect()
+            self._call(self._client.aclose())
+            self._loop.close()
         except Exception:  # interpreter shutdown: nothing left to free
             pass
 
@@ -151,8 +160,7 @@ def _tool_method(name: str, description: str, parameters: dict[str, Any], *, ren
 def environment_factory(url: str, *, token: str | None = None) -> type[AgentEnvTRLEnvironment]:
     """The class TRL's ``environment_factory`` takes (a class is a factory: one instance per rollout) for the
     environment served at ``url``."""
-    with EnvClient(url, token=token) as client:
-        info = read_info(client.info())
+    info = server_info([url], token)
     counters = {split: itertools.cycle(range(n)) for split, n in info.splits.items() if n}
     lock = threading.Lock()
 
@@ -208,6 +216,14 @@ def tool_call(factory: type[AgentEnvTRLEnvironment], action: str) -> tuple[str, 
     if fmt == "code":
         return "run", {"code": parse_reply(action, "code").action}
     return "act", {"action": action}
+
+
+def expert_tool_call(env: AgentEnvTRLEnvironment) -> tuple[str, dict[str, Any]]:
+    """The next action of the environment's expert (its server's ``expert`` policy) as a call of one of the tools:
+    (method, arguments). For building demonstrations, e.g. a warm start before GRPO."""
+    if env._env_id is None:
+        raise ValueError("no episode: reset first")
+    return tool_call(type(env), env._call(env._client.policy_action(env._env_id, "expert")))
 
 
 def task_rows(factory: type[AgentEnvTRLEnvironment], n: int, split: str = "train") -> list[dict[str, Any]]:
