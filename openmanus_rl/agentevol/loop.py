@@ -97,9 +97,9 @@ def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
         print(f"agentevol: {note}", flush=True)
     placement = cluster.server_placement(cfg, replicas * len(local), verl_overrides(str(cfg.preset)))
     with env_servers(envs, replicas, given=given, options=env_options(cfg), **placement) as urls:
-        given = {env: str(path) for env, path in (cfg.data.get("expert_files") or {}).items()}
+        trajectory_files = {env: str(path) for env, path in (cfg.data.get("expert_files") or {}).items()}
         substep(out, "expert", lambda: expert_data.collect(envs, out / "expert", int(cfg.data.bc_tasks), urls, seed,
-                                                           given=given), "expert trajectories")
+                                                           given=trajectory_files), "expert trajectories")
         base = base_model(cfg, out, expert_files)
         if cfg.eval.untrained:
             substep(out / "untrained", "eval", lambda: evaluate_model(urls, envs, base, cfg, out / "untrained", seed),

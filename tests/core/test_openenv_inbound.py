@@ -23,7 +23,7 @@ from agentenv.client import EnvPool, client_for
 from agentenv.errors import ServerUnavailable, TaskNotFound
 from agentenv.interop.openenv_client import OpenEnvClient, action_shape, observation_text
 from agentenv.interop.openenv_server import create_openenv_app
-from agentenv.launcher import server_info
+from agentenv.launcher import check_servers, server_info
 from agentenv.server import ServerConfig
 from agentenv.testing import serve_app_in_thread
 
@@ -207,6 +207,19 @@ def test_this_projects_openenv_server_driven_back_gives_the_tasks_and_rewards_of
         for task_id in range(3):
             rewards, expected, success = run(play(task_id))
             assert rewards == expected and success
+
+    # behind a token: the launchers' check and the sessions carry it, and without it the check says so
+    with serve_app_in_thread(create_openenv_app(maze, ServerConfig(token="s3cret"))) as http:
+        spec = parse_server_specs([f"maze=openenv+{http}?test=1"])
+        check_servers(spec, "s3cret")
+        with pytest.raises(ServerError, match="401"):
+            check_servers(spec, None)
+
+        async def first_with_token() -> str:
+            async with EnvPool(spec["maze"], token="s3cret") as pool, pool.session(0, "test") as sess:
+                return sess.observation
+
+        assert run(first_with_token()) == maze().reset(0, "test")[0]
 
 
 def test_agentevol_clones_given_trajectories_where_an_openenv_server_has_no_expert(doors, tmp_path):

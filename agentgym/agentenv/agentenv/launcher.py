@@ -61,8 +61,9 @@ def check_servers(servers: Mapping[str, Sequence[str]], token: str | None = None
                     continue
                 if addresses.is_openenv_url(url):  # neither does an OpenEnv server: its /health and /schema answer
                     address = OpenEnvAddress.parse(url)
+                    headers = {"Authorization": f"Bearer {token}"} if token else {}
                     for route in ("/health", "/schema"):
-                        httpx.get(address.http + route, timeout=10.0).raise_for_status()
+                        httpx.get(address.http + route, headers=headers, timeout=10.0).raise_for_status()
                     continue
                 with EnvClient(url, token=token, timeout=10.0, retries=1) as client:
                     served = client.health().get("env")

@@ -203,6 +203,7 @@ class OpenEnvClient:
         self._http = httpx.AsyncClient(base_url=self.address.http, headers=self._headers, timeout=timeout)
         self._sessions: dict[str, _Session] = {}
         self._info: dict[str, Any] | None = None
+        self._schema: dict[str, Any] | None = None
         self._shape: ActionShape | None = None
 
     def __repr__(self) -> str:
@@ -225,9 +226,15 @@ class OpenEnvClient:
         return {"status": "ok", "env": self.env, "sessions": len(self._sessions), "protocol": 1, "compat": "openenv",
                 "upstream": body}
 
+    async def schema(self) -> dict[str, Any]:
+        """``GET /schema``, read once."""
+        if self._schema is None:
+            self._schema = await self._get("/schema")
+        return self._schema
+
     async def shape(self) -> ActionShape:
         if self._shape is None:
-            action = (await self._get("/schema")).get("action") or {}
+            action = (await self.schema()).get("action") or {}
             self._shape = action_shape(action, await self._mcp_tools() if is_mcp_action(action) else None)
         return self._shape
 
@@ -249,7 +256,7 @@ class OpenEnvClient:
             a = self.address
             # the task set: the environment and its counts (not where it is served: replicas share datasets)
             digest = hashlib.sha256(json.dumps([meta.get("name"), meta.get("version"), a.splits,
-                                                await self._get("/schema")], sort_keys=True,
+                                                await self.schema()], sort_keys=True,
                                                default=str).encode()).hexdigest()[:16]
             self._info = {
                 "env": self.env, "splits": dict(a.splits), "max_turns": a.max_turns, "action_format": shape.format,
