@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 from pathlib import Path
 
 
@@ -105,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from agentenv.interop.trl_env import environment_factory, task_rows
     from agentenv.launcher import env_servers
+    from openmanus_rl.verl_args import default_preset
 
     out = Path(args.output_dir)
     with contextlib.ExitStack() as stack:
@@ -116,8 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         config = GRPOConfig(
             output_dir=str(out), max_steps=args.steps, per_device_train_batch_size=4, num_generations=4,
             max_completion_length=args.max_completion_length, learning_rate=1e-4, logging_steps=1, report_to="none",
-            save_strategy="no",
-            use_cpu=not _cuda(), bf16=False, max_tool_calling_iterations=4, seed=0)
+            save_strategy="no", use_cpu=default_preset() == "cpu", bf16=False, max_tool_calling_iterations=4, seed=0)
         trainer = GRPOTrainer(model=model, args=config, environment_factory=factory,
                               train_dataset=Dataset.from_list(task_rows(factory, 4 * args.steps)))
         trainer.train()
@@ -128,14 +127,6 @@ def main(argv: list[str] | None = None) -> int:
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary))
     return 0
-
-
-def _cuda() -> bool:
-    with contextlib.suppress(Exception):
-        import torch
-
-        return torch.cuda.is_available() and os.environ.get("CUDA_VISIBLE_DEVICES") != ""
-    return False
 
 
 if __name__ == "__main__":
