@@ -22,6 +22,29 @@ from agentenv.rollout import summarize_outcomes
 from openmanus_rl.trajectories import json_lines
 
 _STEP_FILE = re.compile(r"^(val_)?step_(\d+)\.jsonl$")
+#: where :func:`set_aside_steps_after` keeps the logs of steps a resumed run plays again
+INTERRUPTED = "interrupted"
+
+
+def set_aside_steps_after(rollout_dir: Path, step: int) -> Path | None:
+    """Move the logs of steps after ``step`` (validations included) to ``interrupted/<k>/`` of ``rollout_dir``.
+
+    verl resumes a run after its last checkpoint (``step``; 0: none) and plays the steps after it again. A run
+    killed mid-step left a partial log of such a step, which the resumed run would append to, two attempts at
+    one step in one file. Kept, not deleted: they are what the killed run did. Returns the directory they went
+    to (None: there were none)."""
+    later = [p for p in rollout_dir.glob("*step_*.jsonl")
+             if (m := _STEP_FILE.match(p.name)) and int(m.group(2)) > step] if rollout_dir.is_dir() else []
+    if not later:
+        return None
+    k = 1
+    while (rollout_dir / INTERRUPTED / str(k)).exists():
+        k += 1
+    target = rollout_dir / INTERRUPTED / str(k)
+    target.mkdir(parents=True)
+    for p in later:
+        p.rename(target / p.name)
+    return target
 
 
 def summarize_file(path: Path) -> dict[str, dict[str, float]]:

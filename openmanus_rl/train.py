@@ -15,6 +15,7 @@ cloning: ``--model`` a BC checkpoint (``openmanus_rl.model_presets``), ``--model
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,11 +26,12 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs, server_info
-from openmanus_rl import budgets, capacity, cluster, configs, datasets
+from openmanus_rl import budgets, capacity, cluster, configs, datasets, run_summary
 from openmanus_rl.agent_registration import CONFIG_VAR, SETTINGS_VAR, write_agent_loop_files
 from openmanus_rl.horizon import TurnSchedule
 from openmanus_rl.launch import clear_errors, env_options, is_setting, launcher_parser, parse_launcher_args, run_verl
 from openmanus_rl.model_presets import model_overrides, resolve_model_path
+from openmanus_rl.policies.verl_ckpt import TRACKER
 from openmanus_rl.verl_args import default_preset, format_value, override_key, render
 
 SETTING_FLAGS = ("env_name", "steps", "minutes", "output_dir", "replicas")  # flags that set a key of the config
@@ -221,7 +223,27 @@ def train(cfg: DictConfig, args: argparse.Namespace) -> int:
         (out / "verl_command.txt").write_text(" ".join(cmd) + "\n")
         print(f"train_ppo: {', '.join(envs)} | {cfg.algo} | model {model_path} | preset {cfg.preset} | "
               f"servers {dict(urls)} | output {out}", flush=True)
+        after = resumes_after(settings, out / "checkpoints")
+        moved = run_summary.set_aside_steps_after(out / "rollouts", after)
+        if moved is not None:
+            print(f"train_ppo: resuming after step {after}: the logs of the steps after it, which an earlier run "
+                  f"did not finish, moved to {moved}", flush=True)
         return run_verl(cmd, out, worker_env)
+
+
+def resumes_after(settings: dict[str, Any], checkpoints: Path) -> int:
+    """The step verl's trainer resumes after, by its ``trainer.resume_mode`` (0: it starts over)."""
+    mode = settings.get("trainer.resume_mode", "auto")
+    if mode == "disable":
+        return 0
+    if mode == "resume_path":
+        m = re.search(r"global_step_(\d+)", str(settings.get("trainer.resume_from_path") or ""))
+        return int(m.group(1)) if m else 0
+    tracker = Path(settings.get("trainer.default_local_dir") or checkpoints) / TRACKER
+    try:
+        return int(tracker.read_text().strip())
+    except (OSError, ValueError):
+        return 0
 
 
 def run_budgets(cfg: DictConfig, settings: dict[str, Any], infos: dict[str, Any],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from openmanus_rl import trajectories
+from openmanus_rl import run_summary, trajectories
 from openmanus_rl.run_summary import StepWatcher, read_metrics, summarize_file
 
 
@@ -93,3 +93,34 @@ def test_a_reply_with_unicode_line_separators_stays_one_episode(tmp_path):
         agent_loop._append_line(path, json.dumps(episode(True, conversations=[reply]), ensure_ascii=False))
     assert [x["conversations"] for x in trajectories.read(path)] == [[r] for r in replies]
     assert summarize_file(path)["maze"]["episodes"] == 3
+
+
+def test_a_resumed_run_sets_aside_the_logs_of_the_steps_it_plays_again(tmp_path):
+    """verl resumes after its last checkpoint: the logs of later steps (a run killed in step 3 after step 2's
+    checkpoint) move aside, numbered per resume, and those up to the checkpoint stay."""
+    from openmanus_rl.train import resumes_after
+
+    rollouts, ckpt = tmp_path / "rollouts", tmp_path / "checkpoints"
+    rollouts.mkdir()
+    for name in ("step_1.jsonl", "step_2.jsonl", "val_step_2.jsonl", "step_3.jsonl", "step_10.jsonl",
+                 "val_step_3.jsonl", "notes.txt"):
+        (rollouts / name).write_text(name)
+    assert resumes_after({}, ckpt) == 0  # no checkpoint: verl starts over
+    ckpt.mkdir()
+    (ckpt / "latest_checkpointed_iteration.txt").write_text("2\n")
+    assert resumes_after({}, ckpt) == 2
+    assert resumes_after({"trainer.resume_mode": "disable"}, ckpt) == 0
+    assert resumes_after({"trainer.resume_mode": "resume_path",
+                          "trainer.resume_from_path": "/x/global_step_7"}, ckpt) == 7
+
+    moved = run_summary.set_aside_steps_after(rollouts, 2)
+    assert moved == rollouts / "interrupted" / "1"
+    assert sorted(p.name for p in moved.iterdir()) == ["step_10.jsonl", "step_3.jsonl", "val_step_3.jsonl"]
+    assert (moved / "step_3.jsonl").read_text() == "step_3.jsonl"
+    assert sorted(p.name for p in rollouts.iterdir() if p.is_file()) == [
+        "notes.txt", "step_1.jsonl", "step_2.jsonl", "val_step_2.jsonl"]
+    assert run_summary.set_aside_steps_after(rollouts, 2) is None  # nothing left after step 2
+    (rollouts / "step_3.jsonl").write_text("again")
+    assert run_summary.set_aside_steps_after(rollouts, 0) == rollouts / "interrupted" / "2"  # starting over
+    assert not list(rollouts.glob("*.jsonl"))
+    assert run_summary.set_aside_steps_after(tmp_path / "none", 0) is None

@@ -47,12 +47,13 @@ KL_LOSS = ("actor_rollout_ref.actor.use_kl_loss=true", "actor_rollout_ref.actor.
            "actor_rollout_ref.actor.kl_loss_type=low_var_kl")
 
 
-def test_grpo_two_steps_with_a_horizon_curriculum_on_a_server_that_holds_fewer_sessions(tmp_path, data):
-    """Two GRPO steps with a horizon curriculum (2 turns for step 1, 3 from step 2), played on a server
-    that holds 2 sessions: verl starts a step's 16 episodes at once, the pool queues the rest, so every GRPO
-    group is whole (4 samples of each of 4 tasks) and the server never holds more than 2. The episodes of each
-    step had that step's turn limit, their rewards are what the environment gives for the same actions, and
-    rollout and trainer log-probs agree at every step."""
+def test_grpo_with_a_horizon_curriculum_and_a_time_budget_on_a_server_that_holds_fewer_sessions(tmp_path, data):
+    """GRPO with a horizon curriculum (2 turns for step 1, 3 from step 2), played on a server that holds 2
+    sessions: verl starts a step's 16 episodes at once, the pool queues the rest, so every GRPO group is whole
+    (4 samples of each of 4 tasks) and the server never holds more than 2. The episodes of each step had that
+    step's turn limit, their rewards are what the environment gives for the same actions, and rollout and
+    trainer log-probs agree at every step. ``--minutes`` ends the run at a step boundary: a budget one step
+    overruns makes step 2 the last of 5, checkpointed and validated as verl's last step."""
     import threading
     from collections import Counter
 
@@ -72,14 +73,14 @@ def test_grpo_two_steps_with_a_horizon_curriculum_on_a_server_that_holds_fewer_s
             # a response budget that holds 3 turns of replies grown longer by an update (else the check below
             # that step 2's episodes reach its limit fails on episodes cut by the budget)
             log = train(out, data, "--env_name", "maze", "--server", f"maze={server.url}", "--algo", "grpo",
-                        "--steps", "2", CURRICULUM, "data.max_response_length=512")
+                        "--steps", "5", "--minutes", "0.01", CURRICULUM, "data.max_response_length=512")
         finally:
             stop.set()
             watcher.join(5)
         assert 1 <= peak[0] <= 2
 
         steps = step_metrics(log)
-        assert sorted(steps) == [1, 2]
+        assert sorted(steps) == [1, 2] and "time budget: step 2 is the last" in log
         assert "critic/score/mean" in steps[2] and "val-aux/maze/success/mean@1" in steps[2]
         for line in steps.values():  # rollout log-probs == trainer log-probs: weights synced before each rollout
             assert metric(line, "rollout_probs_diff_max") < 1e-3
@@ -109,74 +110,76 @@ def test_grpo_two_steps_with_a_horizon_curriculum_on_a_server_that_holds_fewer_s
     assert "episode/maze/turn_limit:3.0" in steps[2] and "(limit 3)" in log
 
 
-def test_ppo_with_critic_a_time_budget_then_resume(tmp_path, data):
-    """--minutes ends the run at a step boundary: a budget one step overruns makes step 2 the last of 5,
-    checkpointed (actor and critic) and validated as verl's last step; the same command again resumes there.
+def test_ppo_with_critic_killed_mid_run_takes_its_processes_along_and_resumes(tmp_path, data):
+    """A PPO run (critic, and a KL loss to the reference model) killed with SIGTERM once step 3 has begun, as a
+    scheduler or a user stops a job: verl's trainer, the Ray cluster it started (raylet, GCS and every worker) and
+    the environment servers end with the launcher. The same command again resumes after the last checkpoint
+    (actor, critic, data position) and plays the next step afresh; a log the killed run left of a step after that
+    checkpoint is set aside, not mixed into the new one. (Ray's workers outlive the signal by a few seconds, in
+    which a 3-second step of this size can still finish: the checkpoint the run resumes from is step 2 or later.)
     PPO puts each turn's reward on its turn by default (every episode: the reward style is env_reward); the
     second run turns that off, and takes PPO's old log-probs from the rollout (verl's bypass mode, the tiny-bc
     preset's setting) instead of recomputing them.
 
-    The first run also has a KL loss to the reference model (``actor.use_kl_loss``): verl builds the reference
-    as a forward-only FSDP2 engine that it always offloads with pinned memory, which failed on CPU at start-up
-    ("Cannot access accelerator device") until patch 3 of openmanus_rl/verl_cpu/patches.py."""
+    verl builds the reference as a forward-only FSDP2 engine that it always offloads with pinned memory, which
+    failed on CPU at start-up ("Cannot access accelerator device") until patch 3 of
+    openmanus_rl/verl_cpu/patches.py."""
     out = tmp_path / "ppo"
-    log = train(out, data, "--env_name", "maze", "--algo", "ppo", "--steps", "5", "--minutes", "0.01", *KL_LOSS)
-    steps = step_metrics(log)
-    assert sorted(steps) == [1, 2] and "critic/vf_loss" in steps[1]
-    # the reference is the start model in fp32: at step 1's one update the actor equals it exactly; that update
-    # (the critic's values make the advantages nonzero) moves it away
-    assert 0.0 <= metric(steps[1], "actor/kl_loss") < 1e-6 < metric(steps[2], "actor/kl_loss")
-    assert all(metric(steps[s], "reward/per_turn_share") == 1.0 for s in (1, 2))
-    assert "time budget: step 2 is the last" in log
-    assert "val-aux/maze/success/mean@1" in steps[2]
-    assert (out / "checkpoints" / "global_step_2" / "critic").is_dir()
-    # the trainer recomputed the old log-probs and compared them with the rollout's
-    assert "training/rollout_probs_diff_max" in steps[1]
-
-    # a second run with the same directory resumes after step 2 (actor, critic, data position) instead of
-    # starting over
-    log = train(out, data, "--env_name", "maze", "--algo", "ppo", "--steps", "3", "algorithm.reward_per_turn=false",
-                "algorithm.rollout_correction.bypass_mode=true")
-    steps = step_metrics(log)
-    assert sorted(steps) == [3] and "critic/vf_loss" in steps[3] and "global_step_2" in log
-    assert "reward/per_turn_share" not in steps[3]
-    # bypass mode: no recompute, so no comparison; the loss is taken against the rollout's log-probs
-    assert "training/rollout_probs_diff_max" not in steps[3]
-    assert math.isfinite(metric(steps[3], "actor/pg_loss"))
-    assert len(rollouts(out, "step_1.jsonl")) == 4 and len(rollouts(out, "step_3.jsonl")) == 4
-    assert (out / "checkpoints" / "latest_checkpointed_iteration.txt").read_text().strip() == "3"
-
-
-def test_a_terminated_launcher_takes_verl_and_its_ray_workers_along(tmp_path, data):
-    """`kill` of train_ppo.sh mid-run (SIGTERM, as a scheduler or a user stops a job) ends verl's trainer, the
-    Ray cluster it started (raylet, GCS and every worker) and the environment servers, not only the launcher. It
-    is sent once verl's trainer runs as a Ray task and has started its first actors (the earliest point at which
-    every kind of process of a run exists; a whole first step adds a minute and no other kind)."""
-    out = tmp_path / "killed"
+    out.mkdir()
     cmd = [str(ROOT / "train_ppo.sh"), "--output_dir", str(out), f"data_dir={data}", *SMALL,
-           "--env_name", "maze", "--steps", "50"]
-    launcher = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                env=dict(os.environ, PYTHON=sys.executable))
+           "--env_name", "maze", "--algo", "ppo", "--steps", "5", *KL_LOSS]
+    with (out / "killed_run.log").open("w") as sink:
+        launcher = subprocess.Popen(cmd, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT,
+                                    env=dict(os.environ, PYTHON=sys.executable))
+    tracker = out / "checkpoints" / "latest_checkpointed_iteration.txt"
     try:
         deadline = time.time() + 600
-        while True:  # the servers, verl's trainer, Ray's GCS and raylet, its task runner and an actor of it
-            assert launcher.poll() is None and time.time() < deadline, "the run ended before its workers were up"
-            names = {p.pid: _name(p) for p in psutil.Process(launcher.pid).children(recursive=True)}
-            ray_tasks = {n for n in names.values() if n.startswith("ray::") and n not in RAY_SERVICES}
-            if "ray::TaskRunnerV1.run" in ray_tasks and len(ray_tasks) >= 2 and any("agentenv" in n for n in
-                                                                                     names.values()):
-                break
+        # step 3 has begun (its first episode logged) after step 2's checkpoint
+        while not ((out / "rollouts" / "step_3.jsonl").is_file() and tracker.is_file()
+                   and tracker.read_text().strip() not in ("", "1")):
+            assert launcher.poll() is None and time.time() < deadline, (out / "killed_run.log").read_text()[-3000:]
             time.sleep(0.5)
-        run = set(names)
-        assert len(run) > 5, names
+        names = {p.pid: _name(p) for p in psutil.Process(launcher.pid).children(recursive=True)}
+        ray_tasks = {n for n in names.values() if n.startswith("ray::") and n not in RAY_SERVICES}
+        assert "ray::TaskRunnerV1.run" in ray_tasks and len(ray_tasks) >= 4, names
+        assert any("agentenv" in n for n in names.values()), names
         launcher.send_signal(signal.SIGTERM)
         code = launcher.wait(90)
-        left = left_running(run, timeout=60)
+        left = left_running(set(names), timeout=60)
         assert not left, f"outlived the launcher: {left} of {names}"
         assert code == 128 + signal.SIGTERM  # verl stopped, servers stopped, then a normal exit
     finally:
         if launcher.poll() is None:
             launcher.kill()
+    killed = (out / "killed_run.log").read_text()
+    steps = step_metrics(killed)
+    assert {1, 2} <= set(steps) and "critic/vf_loss" in steps[1]
+    # the reference is the start model in fp32: at step 1's one update the actor equals it exactly; that update
+    # (the critic's values make the advantages nonzero) moves it away
+    assert 0.0 <= metric(steps[1], "actor/kl_loss") < 1e-6 < metric(steps[2], "actor/kl_loss")
+    assert all(metric(steps[s], "reward/per_turn_share") == 1.0 for s in (1, 2))
+    assert (out / "checkpoints" / "global_step_2" / "critic").is_dir()
+    # the trainer recomputed the old log-probs and compared them with the rollout's
+    assert "training/rollout_probs_diff_max" in steps[1]
+    last = int(tracker.read_text())
+    unfinished = {p.name: p.read_bytes() for p in (out / "rollouts").glob("*step_*.jsonl")
+                  if int(p.stem.rsplit("_", 1)[1]) > last}
+
+    # the same directory again: resumed after the last checkpoint (actor, critic, data position), not started over
+    log = train(out, data, "--env_name", "maze", "--algo", "ppo", "--steps", str(last + 1),
+                "algorithm.reward_per_turn=false", "algorithm.rollout_correction.bypass_mode=true")
+    steps = step_metrics(log)
+    assert sorted(steps) == [last + 1] and "critic/vf_loss" in steps[last + 1] and f"global_step_{last}" in log
+    assert "reward/per_turn_share" not in steps[last + 1]
+    # bypass mode: no recompute, so no comparison; the loss is taken against the rollout's log-probs
+    assert "training/rollout_probs_diff_max" not in steps[last + 1]
+    assert math.isfinite(metric(steps[last + 1], "actor/pg_loss"))
+    # the step's log holds the resumed run's episodes only; what the killed run logged after its checkpoint is kept
+    assert len(rollouts(out, "step_1.jsonl")) == 4 and len(rollouts(out, f"step_{last + 1}.jsonl")) == 4
+    aside = out / "rollouts" / "interrupted" / "1"
+    assert {p.name: p.read_bytes() for p in aside.glob("*")} == unfinished if unfinished else not aside.exists()
+    assert (f"resuming after step {last}" in log) == bool(unfinished)
+    assert tracker.read_text().strip() == str(last + 1)
 
 
 #: processes every Ray node runs, besides the tasks and actors of a job
