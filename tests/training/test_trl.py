@@ -101,7 +101,10 @@ def test_trl_grpo_steps_on_an_environment_with_the_tiny_model(tmp_path):
     with serve_in_thread(ForkEnv) as url:
         proc = subprocess.run([sys.executable, str(REPO / "examples" / "trl_grpo.py"), "--server", url, "--steps", "2",
                                "--warm_start", "1", "--output_dir", str(tmp_path)], capture_output=True, text=True,
-                              timeout=900, cwd=REPO, env={**os.environ, "TRL_EXPERIMENTAL_SILENCE": "1"})
+                              timeout=900, cwd=REPO, env={**os.environ, "TRL_EXPERIMENTAL_SILENCE": "1",
+                                                          # one torch thread: beside the suite's other worker, two
+                                                          # were slower (77 s against 49 s with two busy cores)
+                                                          "OMP_NUM_THREADS": "1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["env"] == "fork" and summary["steps"] == 2
