@@ -27,9 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from openmanus_rl import atomic, trajectories
+from openmanus_rl.policies.verl_ckpt import TRACKER
 from openmanus_rl.verl_args import verl_overrides
-
-TRACKER = "latest_checkpointed_iteration.txt"
 
 
 def sft_row(item: dict[str, Any]) -> dict[str, Any]:
