@@ -57,13 +57,13 @@ class AgentGymSciWorldEnv(SciWorldEnv):
         SciWorldEnv.agentgym, index_order=("test",), options={}, server_truncates=False, check_tasks=(1396, 2936))
 
     def _new_simulator(self) -> Simulator:
-        """A JVM started as ScienceWorldEnv starts it (no extra options, a callback server), with its default step
-        limit: the simulator's choices that hang on object identities (the order of an ambiguity's choices, a
-        thermometer's reading) then come out as on upstream's server. The options' ``java_opts`` still apply
-        where given."""
+        """A JVM started as ScienceWorldEnv starts it (no extra options, no class archive, a callback server), with
+        its default step limit: the simulator's choices that hang on object identities (the order of an
+        ambiguity's choices, a thermometer's reading) then come out as on upstream's server. The options'
+        ``java_opts`` still apply where given."""
         opts = self._options()
         java_opts = () if opts.java_opts == " ".join(DEFAULT_JAVA_OPTS) else shlex.split(opts.java_opts)
-        sim = Simulator(self, opts.jar_path, opts.java, java_opts, callback_server=True)
+        sim = Simulator(self, opts.jar_path, opts.java, java_opts, callback_server=True, class_archive=False)
         sim.envStepLimit = STEP_LIMIT
         return sim
 
