@@ -50,7 +50,8 @@ class ClassArchive:
     """A dynamic class-data-sharing archive of the classes a ScienceWorld JVM loads (JDK 13+).
 
     Every session starts a JVM that parses and verifies the same Scala classes; with an archive it maps them
-    instead (measured on the 2-core machine: start 1.5 -> 1.05 s, 3.3 -> 2.5 s of CPU per JVM, the archive 12 MB).
+    instead (bench/sciworld_jvm.py on the 2-core machine: start 1.7 -> 1.2 s, 3.6 -> 2.6 s of CPU per JVM by the
+    time a task is loaded; the archive is 12 MB).
     The first JVM to find none writes it when it exits (``-XX:ArchiveClassesAtExit``; one writer at a time, by
     a lock file), into a temporary file that :meth:`finish` renames once that JVM exited normally. The archive's
     name is a digest of the Java runtime, the classpath and the JVM options, all of which an archive is bound
