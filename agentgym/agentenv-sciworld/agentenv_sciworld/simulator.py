@@ -55,7 +55,8 @@ class ClassArchive:
     The first JVM to find none writes it when it exits (``-XX:ArchiveClassesAtExit``; one writer at a time, by
     a lock file), into a temporary file that :meth:`finish` renames once that JVM exited normally. The archive's
     name is a digest of the Java runtime, the classpath and the JVM options, all of which an archive is bound
-    to; one the JVM cannot use is ignored by it (``-Xshare:auto``)."""
+    to. One of another runtime is ignored by the JVM (``-Xshare:auto``); one cut short crashes it, and
+    :class:`Simulator` then deletes it (:meth:`discard`) and starts the JVM again without it."""
 
     def __init__(self, java_bin: str, classpath: Sequence[str], java_opts: Sequence[str],
                  directory: str | Path | None = None) -> None:
@@ -84,7 +85,9 @@ class ClassArchive:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with contextlib.suppress(FileNotFoundError):
-                if lock.stat().st_mtime < time.time() - 600:  # a writer that died long ago
+                if lock.stat().st_mtime < time.time() - 600:  # a writer that died long ago (its server killed):
+                    for tmp in path.parent.glob(f"{path.stem}.*.tmp"):  # what it left, then its lock
+                        tmp.unlink(missing_ok=True)
                     lock.unlink()
             os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
         except OSError:  # another JVM writes it, or the directory is not writable: run without

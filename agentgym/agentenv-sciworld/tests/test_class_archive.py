@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import psutil
@@ -63,6 +65,15 @@ def test_one_writer_at_a_time_and_none_when_turned_off(tmp_path, monkeypatch):
     assert first.options()[0].startswith("-XX:ArchiveClassesAtExit=") and second.options() == []
     first.finish(exited_normally=False)  # a JVM killed while writing: nothing published, the lock released
     assert not list(tmp_path.iterdir())
+    third = ClassArchive(*args, directory=tmp_path)
+    assert third.options()[0].startswith("-XX:ArchiveClassesAtExit=")
+    # its server was killed while it wrote: the lock and a partial archive stay, until the lock is 10 minutes old
+    assert third.writing is not None
+    third.writing.write_bytes(b"partial")
+    assert ClassArchive(*args, directory=tmp_path).options() == []
+    lock = next(tmp_path.glob("*.lock"))
+    os.utime(lock, (time.time() - 601, time.time() - 601))
     assert ClassArchive(*args, directory=tmp_path).options()[0].startswith("-XX:ArchiveClassesAtExit=")
+    assert not third.writing.exists()
     assert ClassArchive(*args, directory="").options() == []  # AGENTENV_SCIWORLD_CDS= turns archives off
     assert ClassArchive(*args, directory=tmp_path).name != ClassArchive("/bin/sh", [], ("-Xmx1g",)).name
