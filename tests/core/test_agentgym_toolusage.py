@@ -4,6 +4,7 @@ is written here, and for every profile that subclasses it, the error a server gi
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -13,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
 
 from agentenv import profiles, registry
+from agentenv.interop.agentgym_client import AgentGymClient
 from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv.interop.agentgym_toolusage import (
     BAD_INPUT,
@@ -25,6 +28,7 @@ from agentenv.interop.agentgym_toolusage import (
     client_reply,
     profile_routes,
 )
+from agentenv.testing import serve_app_in_thread
 from agentenv.tools import tool
 
 
@@ -135,3 +139,36 @@ def test_without_the_data_a_server_says_what_to_set(env, monkeypatch, tmp_path):
                           capture_output=True, text=True, timeout=60, env=environ)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode != 0 and len(lines) == 1 and f"set ${DATA_VAR}" in lines[0], proc.stderr
+
+
+def test_the_inbound_client_sends_actions_in_agentgyms_client_form():
+    """AgentGym's Toolusage servers read a call only after "Action:" on its line (its client's form); this project's
+    agent loop sends the call alone, so the inbound client puts "Action: " in front, and sends a whole reply as it
+    is. The server here stands in for AgentGym's academia server (not installable in CI) and keeps what it got."""
+    got: list[str] = []
+    app = FastAPI()
+
+    @app.post("/create")
+    def create(body: dict) -> int:
+        return 0
+
+    @app.post("/reset")
+    def reset(body: dict) -> str:
+        return "Now new trial starts."
+
+    @app.post("/step")
+    def step(body: dict) -> dict:
+        got.append(body["action"])
+        return {"observation": "Observation: ok\nGive me one action.", "reward": 0.0, "done": False}
+
+    async def play(url: str) -> None:
+        client = AgentGymClient(f"agentgym+{url}#academia")
+        created = await client.create(0, "test")
+        await client.step(created.env_id, 'loadPaperNet with Action Input: {}')
+        await client.step(created.env_id, 'Thought: I load it.\n\nAction: loadAuthorNet with Action Input: {}')
+
+    with serve_app_in_thread(app) as url:
+        asyncio.run(play(url))
+    assert got == ["Action: loadPaperNet with Action Input: {}",
+                   "Thought: I load it.\n\nAction: loadAuthorNet with Action Input: {}"]
+    assert AgentGymRoutes().client_action("go north") == "go north"  # servers that read the action whole

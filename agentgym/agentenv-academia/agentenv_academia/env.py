@@ -11,6 +11,7 @@ questions by :mod:`agentenv_academia.tasks`. A net must be loaded (``loadPaperNe
 from __future__ import annotations
 
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 from agentenv import Split, StepResult
@@ -52,11 +53,15 @@ class AcademiaEnv(ToolEnvironment):
     #: AgentGym's academia server (agentenv-tool/agentenv_academia): /create {"id": i} makes a handle for
     #: question i and returns it as a bare int, /reset {"env_idx", "id"} returns the first observation as a
     #: string, /step {"env_idx", "action"} returns observation, reward, done; no /close. Its 20 questions
-    #: are AgentEval's test set, so indexes 0-19 are our test split here.
+    #: are AgentEval's test set; ``--compat agentgym`` serves the agentgym profile (index N: its question N), and
+    #: with ``--option profile=native`` indexes 0-19 are this project's test split, 20 on its train split
     agentgym: ClassVar[AgentGymRoutes] = AgentGymRoutes(
         item_prefix="tool_academia",
         handle="env_idx", create_key="id", reset_key="id", reset_returns="string", index_order=("test", "train"),
-        upstream_splits={"test": (0, 20), "train": (0, 0)}, has_close=False, hello="ok")
+        upstream_splits={"test": (0, 20), "train": (0, 0)}, has_close=False, hello="ok", action_prefix="Action: ",
+        options={"profile": "agentgym"})
+    #: ``--option profile=agentgym``: AgentGym's questions on its DBLP pickles, read from the user's copy of them
+    profiles = MappingProxyType({"agentgym": "agentenv_academia.agentgym_profile:AgentGymAcademiaEnv"})
 
     def __init__(self) -> None:
         self._task: Task | None = None

@@ -4,11 +4,13 @@ train sample, the protocol and AgentGym's routes over HTTP), tasks, tools, gradi
 import random
 
 import pytest
+from agentenv_academia import dblp_export
 from agentenv_academia.env import AcademiaEnv, default_world
 from agentenv_academia.graph import generate
 from agentenv_academia.reward import grade
 from agentenv_academia.tasks import NUM_TASKS, TEST_KINDS, TaskSet
 
+from agentenv.interop.agentgym_toolusage import DATA_VAR
 from agentenv.testing import check_environment, checks_for, play_in_process
 
 
@@ -18,10 +20,14 @@ def env():
 
 
 @pytest.mark.parametrize("part", checks_for(AcademiaEnv))
-def test_check_environment(part):
+def test_check_environment(part, monkeypatch, tmp_path):
     """The contract; the expert solves every test task and every 13th train task with a return of 1, a thought
-    at every turn; tasks 4 and 5 are played over HTTP and through AgentGym's routes (AcademiaEnvClient's
-    flow: create with {"id"}, reset with env_idx and id returning a string, GET /observation)."""
+    at every turn; tasks 4 and 5 are played over HTTP. AgentGym's routes (``--compat agentgym``) serve the agentgym
+    profile, which reads AgentGym's data from ``$AGENTGYM_TOOL_DATA``, here this package's network exported in its
+    layout: its check plays the profile's questions through them (AcademiaEnvClient's flow: create with {"id"},
+    reset with env_idx and id returning a string, GET /observation)."""
+    if part == "agentgym":
+        monkeypatch.setenv(DATA_VAR, str(dblp_export.export(tmp_path)))
     report = check_environment(AcademiaEnv, checks=(part,), thoughts=True, served=(4, 5),
                                splits={"test": range(NUM_TASKS["test"]), "train": range(0, NUM_TASKS["train"], 13)})
     assert all(episode.total == 1.0 for episode in report.episodes)

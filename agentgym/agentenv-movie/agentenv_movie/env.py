@@ -75,7 +75,7 @@ class MovieEnv(ToolEnvironment):
     #: (ids 0-237) have no split marked
     agentgym = AgentGymRoutes(
         item_prefix="tool_movie", handle="env_idx", create_key="id", reset_key="id", reset_returns="string",
-        upstream_splits={"train": (0, 238), "test": (0, 238)}, has_close=False, hello="ok")
+        upstream_splits={"train": (0, 238), "test": (0, 238)}, has_close=False, hello="ok", action_prefix="Action: ")
 
     def __init__(self) -> None:
         self._task: Task | None = None

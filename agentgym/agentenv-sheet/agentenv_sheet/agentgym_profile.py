@@ -422,7 +422,7 @@ class AgentGymSheetEnv(ToolUsageProfile):
             args = {k: params[k] for k in _ARGS[name]}
         else:
             return f"ERROR | Invalid action: {name}. Please choose another valid action from {list(TOOL_NAMES)}"
-        self._made(name, args)
+        self._remember(name, args)
         if name != "open_sheet" and self._open is None:
             return NOT_OPEN
         try:
@@ -431,14 +431,6 @@ class AgentGymSheetEnv(ToolUsageProfile):
             return refused.args[0]
         except Exception as e:  # a failure inside a tool is its answer, repr'd
             return repr(e)
-
-    def _made(self, name: str, args: dict[str, Any]) -> None:
-        """Remember a call for the expert (which follows its program in order)."""
-        try:
-            key = self._gold_key(GoldCall(name, {k: v for k, v in args.items() if v is not None}))
-        except ValueError:  # arguments of other types than the declared tool's: not a call of the expert's
-            return
-        self._calls_made += ((key, True),)
 
     # -- the tools (upstream's toolkit over the local workbook) --------------------------------------------------
     def _sheet(self) -> GridSheet:

@@ -86,7 +86,7 @@ class SheetEnv(ToolEnvironment):
     # profile (index N: its task N), and with ``--option profile=native`` ids 0..19 are our test split.
     agentgym: ClassVar[AgentGymRoutes] = AgentGymRoutes(
         item_prefix="tool_sheet", handle="env_idx", reset_key="id", create_key="id", reset_returns="string",
-        index_order=("test", "train"), has_close=False, hello="ok", running_reward=True,
+        index_order=("test", "train"), has_close=False, hello="ok", action_prefix="Action: ", running_reward=True,
         upstream_splits={"train": (0, 20), "test": (0, 20)}, options={"profile": "agentgym"})
     #: ``--option profile=agentgym``: AgentGym's 20 tasks on its reference workbook, read from the user's copy
     profiles = MappingProxyType({"agentgym": "agentenv_sheet.agentgym_profile:AgentGymSheetEnv"})

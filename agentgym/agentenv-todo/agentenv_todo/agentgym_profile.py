@@ -217,19 +217,11 @@ class AgentGymTodoEnv(ToolUsageProfile):
             result = getattr(self, "_" + name)(**kwargs)
         except _Failed as failed:
             self._path.append({"Action": name, "Subgoal": f"Calling {name} with {kwargs} failed"})
-            self._made(name, kwargs, False)
+            self._remember(name, kwargs, False)
             return failed.args[0]
         self._path.append({"Action": name, "Subgoal": subgoal_of(result)})
-        self._made(name, kwargs, True)
+        self._remember(name, kwargs)
         return result
-
-    def _made(self, name: str, kwargs: dict[str, Any], answered: bool) -> None:
-        """Remember a call for the expert (which resumes after calls it did not make)."""
-        try:
-            key = self._gold_key(GoldCall(name, kwargs))
-        except ValueError:  # arguments of other types than the declared tool's: not a call of the expert's
-            return
-        self._calls_made += ((key, answered),)
 
     def _value(self) -> float:
         """The share of the ground-truth subgoals found in the action path."""

@@ -58,7 +58,7 @@ class TodoEnv(ToolEnvironment):
     agentgym: ClassVar[AgentGymRoutes] = AgentGymRoutes(
         item_prefix="tool_todo",
         handle="env_idx", create_key="id", reset_key="id", reset_returns="string", index_order=("test", "train"),
-        upstream_splits={"train": (0, 155), "test": (0, 155)}, has_close=False, hello="ok",
+        upstream_splits={"train": (0, 155), "test": (0, 155)}, has_close=False, hello="ok", action_prefix="Action: ",
         options={"profile": "agentgym"})
     #: ``--option profile=agentgym``: AgentGym's 155 questions on its account, read from the user's copy of its data
     profiles = MappingProxyType({"agentgym": "agentenv_todo.agentgym_profile:AgentGymTodoEnv"})

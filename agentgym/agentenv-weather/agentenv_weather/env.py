@@ -76,7 +76,7 @@ class WeatherEnv(ToolEnvironment):
     #: (ids 0-342) have no split marked
     agentgym = AgentGymRoutes(
         item_prefix="tool_weather", handle="env_idx", create_key="id", reset_key="id", reset_returns="string",
-        upstream_splits={"train": (0, 343), "test": (0, 343)}, has_close=False, hello="ok")
+        upstream_splits={"train": (0, 343), "test": (0, 343)}, has_close=False, hello="ok", action_prefix="Action: ")
 
     def __init__(self) -> None:
         self._task: Task | None = None

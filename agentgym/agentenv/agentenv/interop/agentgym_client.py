@@ -150,7 +150,8 @@ class AgentGymClient:
         return Created(env_id, str(observation), {"agentgym_index": index})
 
     async def step(self, env_id: str, action: str):
-        answer = await self._call("POST", self._path("/step"), json={self.routes.handle: int(env_id), "action": action})
+        body = {self.routes.handle: int(env_id), "action": self.routes.client_action(action)}
+        answer = await self._call("POST", self._path("/step"), json=body)
         observation = str(answer.get(self.routes.step_observation, answer.get("observation", "")))
         if self.routes.score_scale:
             upstream = float(answer.get("score", 0.0)) / self.routes.score_scale

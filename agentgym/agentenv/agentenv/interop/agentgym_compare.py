@@ -65,8 +65,10 @@ def script(env_cls: type[Environment], index: int, options: dict[str, Any] | Non
     env = _instance(env_cls, options or {})
     env.reset(index, split)
     actions: list[str] = []
+    routes = routes_of(env_cls)
 
     def play(action: str) -> bool:
+        action = routes.client_action(action)  # as AgentGym's client sends it (the Toolusage servers' "Action: ")
         actions.append(action)
         return env.step(action).done
 
@@ -79,7 +81,9 @@ def script(env_cls: type[Environment], index: int, options: dict[str, Any] | Non
         for _ in range(PROBES):
             if play(env.random_action(rng)):
                 return actions
-    if kind >= 2 and (play(f"Thought:\nI will go on.\n\nAction:\n{env.expert_action()}")
+    # a whole reply: the Toolusage servers read the call only on the line that says "Action:" (their client's form)
+    thought = "Thought: I will go on.\n\n" if routes.action_prefix else "Thought:\nI will go on.\n\nAction:\n"
+    if kind >= 2 and (play(thought + routes.client_action(env.expert_action()))
                       or play("I am not sure what to do")):
         return actions
     while len(actions) < LONG and not play(env.expert_action()):

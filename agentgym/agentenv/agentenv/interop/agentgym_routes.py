@@ -84,6 +84,9 @@ class AgentGymRoutes:
     #: upstream indices that ``check_environment`` plays through these routes when the check of another profile
     #: delegates to this one (quick tasks its expert solves within ``max_turns``); empty: the check's own
     check_tasks: tuple[int, ...] = ()
+    #: what AgentGym's client's replies put before the action, where the original server reads the action only after
+    #: it (the Toolusage servers' "Action: "); this project's agent loop sends the action alone
+    action_prefix: str = ""
 
     @property
     def id_family(self) -> bool:
@@ -95,6 +98,12 @@ class AgentGymRoutes:
         if self.create_key:
             body = {**(body or {}), self.create_key: index}
         return body
+
+    def client_action(self, action: str) -> str:
+        """An action as AgentGym's client sends it to the original server: after :attr:`action_prefix` unless the
+        text has it already (a whole reply)."""
+        marker = self.action_prefix.strip()
+        return action if not marker or marker in action else self.action_prefix + action
 
     def with_rules(self, observation: str) -> str:
         """A first observation as AgentGym's client shows it: the rules (where its client has them) in front."""

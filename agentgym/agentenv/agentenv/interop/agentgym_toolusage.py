@@ -244,6 +244,14 @@ class ToolUsageProfile(ToolEnvironment):
         """The answer of the tool ``name`` to the input read (its text is ``str`` of it); raising is an error."""
         raise NotImplementedError
 
+    def _remember(self, name: str, args: dict[str, Any], answered: bool = True) -> None:
+        """Remember a call for the expert, which resumes after the calls made (whoever made them)."""
+        try:
+            key = self._gold_key(GoldCall(name, {k: v for k, v in args.items() if v is not None}))
+        except ValueError:  # arguments of other types than the declared tool's: not a call of the expert's
+            return
+        self._calls_made += ((key, answered),)
+
     def _ends(self, text: str) -> bool:
         """Whether the action ends the episode: upstream's test is a word anywhere in it."""
         return "finish" in text.lower()
