@@ -29,7 +29,7 @@ fi
 [ -x .venv/bin/python ] || "${PYTHON:-python3}" -m venv .venv
 py="$root/.venv/bin/python"
 stamp=.venv/.setup-stamp
-want="$stack-$(cat setup.sh setup.py requirements/dev.txt "$pins" agentgym/*/setup.py agentgym/*/setup.sh \
+want="$stack-$(cat setup.sh setup.py requirements/dev.txt "$pins" agentgym/*/setup.py agentgym/*/setup.sh agentgym/agentenv/scripts/*.sh \
                | sha256sum | cut -c1-16)"
 if [ "$force" = 0 ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
     echo "setup.sh: .venv is up to date ($stack; bash setup.sh --force reinstalls)"

@@ -23,9 +23,10 @@ from agentenv.rollout import run_episode
 from openmanus_rl import datasets
 
 ENVS = ("maze", "wordle", "babyai", "textcraft", "webshop", "alfworld")
-# alfworld's compat server serves its agentgym profile too, which plays ALFWorld's games (not here): its generated
+# the compat servers of alfworld and webshop serve their agentgym profiles too, which play ALFWorld's games and
+# WebShop's products (not here): their generated
 # tasks under AgentGym's routes instead
-COMPAT = {"alfworld": {"profile": "native"}}
+COMPAT = {"alfworld": {"profile": "native"}, "webshop": {"profile": "native"}}
 
 
 @pytest.fixture(scope="module")

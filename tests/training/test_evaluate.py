@@ -641,14 +641,14 @@ def test_agenteval_suite_plays_exactly_the_published_items_and_reports_agentgyms
     (tmp_path / "items" / "eval").mkdir(parents=True)
     (tmp_path / "items" / "eval" / "lmrlgym_maze_test.json").write_text(
         json.dumps([{"item_id": f"lmrlgym_maze_{i}"} for i in (3, 8, 3)]))
-    (tmp_path / "items" / "eval" / "webshop_test.json").write_text('[{"item_id": "webshop_3"}]')
+    (tmp_path / "items" / "eval" / "tool_weather_test.json").write_text('[{"item_id": "tool_weather_3"}]')
     out = tmp_path / "agenteval.json"
     with ServerProcess("maze", extra_args=["--compat", "agentgym"]) as upstream:
-        proc = cli("--suite", "agenteval", "--items", str(tmp_path / "items"), "--env", "maze,wordle,webshop",
+        proc = cli("--suite", "agenteval", "--items", str(tmp_path / "items"), "--env", "maze,wordle,weather",
                    "--policy", f"hf:{tiny}", "--server", f"maze=agentgym+{upstream.url}#maze", "--max-turns", "3",
                    "--max-new-tokens", "8", "--output", str(out), "--quiet")
         assert proc.returncode == 0, proc.stderr[-3000:]
-        refused = cli("--suite", "agenteval", "--items", str(tmp_path / "items"), "--env", "webshop", "--policy",
+        refused = cli("--suite", "agenteval", "--items", str(tmp_path / "items"), "--env", "weather", "--policy",
                       f"hf:{tiny}", "--quiet")
     result = load(out)
     assert result["suite"] == "agenteval" and list(result["envs"]) == ["maze"]
@@ -656,9 +656,9 @@ def test_agenteval_suite_plays_exactly_the_published_items_and_reports_agentgyms
     assert maze["episodes"] == maze["tasks"] == 3 and {"agentgym_score", "agentgym_success"} <= set(maze)
     assert [t["agentgym_index"] for t in result["trajectories"]] == [3, 8, 3]
     assert "no AgentEval list" in result["not_run"]["wordle"]
-    assert "no agentgym profile here, and its own tasks are not AgentEval's" in result["not_run"]["webshop"]
-    assert "not run: webshop: it has no agentgym profile here" in proc.stdout
-    assert refused.returncode == 2 and "no environment of --suite agenteval can run here: webshop" in refused.stderr
+    assert "no agentgym profile here, and its own tasks are not AgentEval's" in result["not_run"]["weather"]
+    assert "not run: weather: it has no agentgym profile here" in proc.stdout
+    assert refused.returncode == 2 and "no environment of --suite agenteval can run here: weather" in refused.stderr
 
 
 def test_agenteval_suite_offline_in_the_agentgym_profile(tmp_path):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import re
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -79,12 +80,16 @@ class WebShopEnv(Environment):
     version: ClassVar[str] = "1"
     max_turns: ClassVar[int] = 15
     #: AgentGym's WebShop server: handles are "env_idx" (a bare int from /create), "session_id" picks the
-    #: goal (the test goals first, as in the WebShop paper), /reset answers [observation, null] and a
-    #: step's observation is "state"
+    #: goal, /reset answers [observation, null] and a step's observation is "state". Upstream has one index space
+    #: of 6,910 synthetic goals (AgentEval's and AgentTraj's items are among them); ``--compat agentgym`` serves
+    #: the agentgym profile (index N: its goal N), and with ``--option profile=native`` this project's test goals
+    #: first, then its train goals
     agentgym: ClassVar[AgentGymRoutes] = AgentGymRoutes(
         handle="env_idx", reset_key="session_id", reset_returns="pair", step_observation="state",
-        index_order=("test", "train"), upstream_splits={"test": (0, 200), "train": (1500, 12087)}, has_close=False,
-        hello="ok")
+        index_order=("test", "train"), upstream_splits={"test": (0, 6910), "train": (0, 6910)}, has_close=False,
+        hello="ok", options={"profile": "agentgym"})
+    #: ``--option profile=agentgym``: AgentGym's goals on WebShop's 1,000 products, from the user's data files
+    profiles = MappingProxyType({"agentgym": "agentenv_webshop.agentgym_profile:AgentGymWebShopEnv"})
     success_threshold: ClassVar[float] = 1.0
     action_format: ClassVar[str] = "text"
     action_hint: ClassVar[str] = "search[keywords] or click[value], e.g. search[long sleeve t-shirt] or click[buy now]"

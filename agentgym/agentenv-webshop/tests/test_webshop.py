@@ -16,7 +16,8 @@ import pytest
 from agentenv.client import EnvClient
 from agentenv.server import ServerConfig
 from agentenv.testing import check_environment, checks_for, play_in_process, serve_in_thread
-from agentenv_webshop import generate, reward, upstream
+from agentenv_webshop import generate, lucene, reward, upstream, webshop_export
+from agentenv_webshop.agentgym_profile import DATA_VAR
 from agentenv_webshop.browser import ITEM, RESULTS, SEARCH, SUB
 from agentenv_webshop.catalogue import NO_PRICE_BOUND, Goal, Product
 from agentenv_webshop.env import WebShopEnv, WebShopOptions
@@ -42,11 +43,21 @@ def expert_episode(env: WebShopEnv, task_id: int, split: str = "test"):
 
 # -- the SDK's contract ------------------------------------------------------------------------------
 @pytest.mark.parametrize("part", checks_for(WebShopEnv))
-def test_check_environment(part):
+def test_check_environment(part, monkeypatch, tmp_path):
     """The contract; the expert solves every test task (a return and score of 1) within 10 turns, with a
-    thought at every turn: what it needs first, buying at the end; tasks 2 and 199 are played over HTTP and
-    through AgentGym's routes (an env_idx server: reset by session_id -> a pair, the observation under
-    "state")."""
+    thought at every turn: what it needs first, buying at the end; tasks 2 and 199 are played over HTTP.
+    AgentGym's routes (an env_idx server: reset by session_id -> a pair, the observation under "state") serve
+    the agentgym profile, which plays WebShop's data files: here this package's products written in them
+    (``$AGENTENV_WEBSHOP_DATA``), searched by Lucene (Anserini's jar, which setup.sh fetches)."""
+    if part == "agentgym":
+        try:
+            lucene.jar_path()
+        except lucene.LuceneError as e:
+            pytest.skip(str(e))
+        monkeypatch.setenv(DATA_VAR, str(webshop_export.export(tmp_path)))
+        report = check_environment(WebShopEnv, checks=(part,), thoughts=True)
+        assert all(episode.total == 1.0 for episode in report.episodes)
+        return
     report = check_environment(WebShopEnv, checks=(part,), thoughts=True, served=(2, 199))
     for episode in report.episodes:
         assert episode.total == 1.0 and episode.results[-1].score == 1.0 and episode.turns <= 10, episode.task_id
