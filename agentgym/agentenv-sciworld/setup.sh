@@ -3,5 +3,5 @@
 # (Debian's default-jre-headless) when there is no `java`: the ScienceWorld simulator is a JVM program.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-bash "$here/../agentenv/scripts/ensure-java.sh" agentenv-sciworld
+bash "$here/../agentenv/scripts/ensure-command.sh" java default-jre-headless agentenv-sciworld
 "${PYTHON:-python}" -m pip install ${PIP_ARGS:-} -e "$here"

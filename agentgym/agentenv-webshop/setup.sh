@@ -8,6 +8,6 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 "${PYTHON:-python}" -m pip install ${PIP_ARGS:-} -e "$here"
 if [ "${AGENTENV_WEBSHOP_LUCENE:-1}" != 0 ]; then
-    bash "$here/../agentenv/scripts/ensure-java.sh" "agentenv-webshop's agentgym profile"
+    bash "$here/../agentenv/scripts/ensure-command.sh" java default-jre-headless "agentenv-webshop's agentgym profile"
     "${PYTHON:-python}" -m agentenv_webshop.lucene fetch
 fi

@@ -57,7 +57,14 @@ from typing import Any, ClassVar, Literal
 
 from agentenv import StepResult
 from agentenv.interop.agentgym_routes import AgentGymRoutes
-from agentenv.interop.agentgym_toolusage import REPLY_FORM, ToolUsageOptions, ToolUsageProfile, data_dir, profile_routes
+from agentenv.interop.agentgym_toolusage import (
+    REPLY_FORM,
+    ToolUsageOptions,
+    ToolUsageProfile,
+    data_dir,
+    profile_routes,
+    subgoal_share,
+)
 from agentenv.tools import GoldCall, tool
 from agentenv_academia.env import AcademiaEnv
 
@@ -243,13 +250,7 @@ class AgentGymAcademiaEnv(ToolUsageProfile):
     def _value(self) -> float:
         """The share of the ground-truth subgoals found in the action path."""
         assert self._task is not None
-        predicted = list(self._path)
-        count = 0
-        for subgoal in self._task.subgoals:
-            if subgoal in predicted:
-                predicted.remove(subgoal)
-                count += 1
-        return count / len(self._task.subgoals)
+        return subgoal_share(self._task.subgoals, self._path)
 
     # -- the tools' answers: (answered, result), as upstream's toolkit returns them ------------------------------
     def _db(self) -> Dblp:

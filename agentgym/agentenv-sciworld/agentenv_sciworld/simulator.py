@@ -240,13 +240,7 @@ class Simulator(ScienceWorldEnv):
         proc = self._proc
         if proc is None:
             return
-        if proc.stdin is not None:
-            with contextlib.suppress(Exception):
-                proc.stdin.close()
-        try:
-            proc.wait(3)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
+        processes.end(proc)
         if self._archive is not None:
             self._archive.finish(proc.returncode == 0)
         self._finalizer.detach()

@@ -50,7 +50,7 @@ from typing import Any, ClassVar, Literal
 
 from agentenv import StepResult
 from agentenv.interop.agentgym_routes import AgentGymRoutes
-from agentenv.interop.agentgym_toolusage import REPLY_FORM, ToolUsageProfile, profile_routes
+from agentenv.interop.agentgym_toolusage import REPLY_FORM, ToolUsageProfile, profile_routes, subgoal_share
 from agentenv.tools import GoldCall, tool
 from agentenv_todo.data import Account, Project, Todo
 from agentenv_todo.env import TodoEnv
@@ -226,13 +226,7 @@ class AgentGymTodoEnv(ToolUsageProfile):
     def _value(self) -> float:
         """The share of the ground-truth subgoals found in the action path."""
         assert self._task is not None
-        predicted = [item["Subgoal"] for item in self._path]
-        count = 0
-        for subgoal in self._task.subgoals:
-            if subgoal in predicted:
-                predicted.remove(subgoal)
-                count += 1
-        return count / len(self._task.subgoals)
+        return subgoal_share(self._task.subgoals, [item["Subgoal"] for item in self._path])
 
     # -- the tools' answers (upstream's todo_tools over the local account) ------------------------------------
     def _account(self) -> Account:

@@ -144,13 +144,7 @@ class Searcher:
                 gateway.shutdown()
         proc = getattr(self, "_proc", None)
         if proc is not None and proc.poll() is None:
-            if proc.stdin is not None:
-                with contextlib.suppress(Exception):
-                    proc.stdin.close()
-            try:
-                proc.wait(3)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            processes.end(proc)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

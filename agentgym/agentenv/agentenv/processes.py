@@ -158,6 +158,20 @@ def spawn(owner: Any, args: Sequence[str] | str, **popen_kwargs: Any) -> subproc
     return proc
 
 
+def end(proc: subprocess.Popen, grace: float = 3.0) -> None:
+    """End a child that exits when its input closes (a JVM started with ``--die-on-broken-pipe``): close its stdin,
+    wait up to ``grace`` seconds, then kill it."""
+    if proc.stdin is not None:
+        with contextlib.suppress(Exception):
+            proc.stdin.close()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        with contextlib.suppress(Exception):
+            proc.wait(5)
+
+
 def children(owner: Any) -> list[subprocess.Popen]:
     """The processes ``owner`` spawned that are still running."""
     return [p for p in owner.__dict__.get(_ATTR, []) if p.poll() is None]

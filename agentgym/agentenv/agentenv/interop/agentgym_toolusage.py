@@ -33,7 +33,7 @@ from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv.tools import GoldCall, ToolEnvironment
 
 __all__ = ["BAD_INPUT", "DATA_VAR", "FORMAT_ERROR", "NO_CALL", "REPLY_FORM", "ToolUsageData", "ToolUsageOptions",
-           "ToolUsageProfile", "client_reply", "data_dir", "profile_routes"]
+           "ToolUsageProfile", "client_reply", "data_dir", "profile_routes", "subgoal_share"]
 
 DATA_VAR = "AGENTGYM_TOOL_DATA"  # the directory holding AgentGym's tool data (the question files and the tools' data)
 FORMAT_ERROR = ('Format error, please response in the format of  "Action: [your action] with Action Input: '
@@ -101,6 +101,17 @@ def profile_routes(native: AgentGymRoutes, *, rules: str, num_tasks: int, check_
     return dataclasses.replace(native, index_order=("test",), options={}, rules=rules, server_truncates=False,
                                running_reward=True, upstream_splits={"train": (0, num_tasks), "test": (0, num_tasks)},
                                check_tasks=check_tasks)
+
+
+def subgoal_share(subgoals: Sequence[Any], found: Sequence[Any]) -> float:
+    """AgentBoard's progress rate, as AgentGym's tool servers grade: the share of the ground-truth subgoals found in
+    the action path's subgoals (compared with ``==``; each found subgoal counts once)."""
+    left, count = list(found), 0
+    for subgoal in subgoals:
+        if subgoal in left:
+            left.remove(subgoal)
+            count += 1
+    return count / len(subgoals)
 
 
 def client_reply(tool: str, **args: Any) -> str:
