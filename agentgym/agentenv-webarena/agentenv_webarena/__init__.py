@@ -1,0 +1,1 @@
+"""WebArena's interface in a real browser: its accessibility-tree observation, its action grammar, Chromium."""

@@ -1,0 +1,409 @@
+"""A real browser for one session: Debian's Chromium driven by Playwright, set up and read as WebArena does.
+
+WebArena drives Chromium with Playwright's synchronous API: one context per task (1280x720, device scale 1, the
+task's stored login and geolocation), one page per start URL (``" |AND| "`` separates them), a CDP session per
+page, and after every action a pause, then the observation (:mod:`agentenv_webarena.axtree`) read over CDP:
+the accessibility tree, and each node's client rect through its DOM node. Actions act at the centre of the
+element's rect as the last observation measured it, with the mouse and keyboard, as WebArena's do.
+
+Playwright's own browser downloads are not reachable here, so the browser is the system's Chromium (Debian's
+``chromium``, which ``setup.sh`` installs), started by Playwright through ``executable_path``; ``$AGENTENV_CHROMIUM``
+names another. Playwright's synchronous objects belong to the thread that made them, while a server runs a
+session's calls on whichever worker thread is free: every call therefore runs on a thread the session owns.
+:meth:`Browser.close` ends the context, the browser and Playwright's driver. A server that dies instead (even by
+SIGKILL) takes nothing along by itself: Playwright's driver outlives it and keeps its browser. So every browser is
+reported, with its driver, to a small process of the server's (:class:`_Reaper`), which waits for the server's
+pipe to close and then kills them (Chromium's crash reporter, which runs apart from the browser, ends with it).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from agentenv_webarena import axtree
+from agentenv_webarena.actions import Action, ActionType
+
+T = TypeVar("T")
+CHROMIUM_VAR = "AGENTENV_CHROMIUM"
+VIEWPORT = {"width": 1280, "height": 720}
+START_SEPARATOR = " |AND| "
+#: a node's client rect, a text node's through a range (WebArena reads both)
+RECT_JS = """function () {
+  if (this.nodeType == 3) {
+    const range = document.createRange();
+    range.selectNode(this);
+    const rect = range.getBoundingClientRect().toJSON();
+    range.detach();
+    return rect;
+  }
+  return this.getBoundingClientRect().toJSON();
+}"""
+
+
+#: the reaper: it reads "group PGID" / "pid PID" / "forget N" lines and, when its input ends (its owner is gone,
+#: however it went), kills the process groups and processes it still holds
+_REAPER = """
+import os, signal, sys
+held = {}
+for line in sys.stdin:
+    verb, _, arg = line.strip().partition(" ")
+    if verb in ("group", "pid"):
+        held[int(arg)] = verb
+    elif verb == "forget":
+        held.pop(int(arg), None)
+for n, verb in held.items():
+    try:
+        (os.killpg if verb == "group" else os.kill)(n, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+
+class _Reaper:
+    """One process per server that kills the browsers (and their drivers) the server leaves when it dies."""
+
+    _proc: subprocess.Popen | None = None
+    _lock = threading.Lock()
+
+    @classmethod
+    def tell(cls, *lines: str) -> None:
+        with cls._lock:
+            if cls._proc is None or cls._proc.poll() is not None:
+                cls._proc = subprocess.Popen([sys.executable, "-c", _REAPER], stdin=subprocess.PIPE, text=True,
+                                             start_new_session=True)
+            assert cls._proc.stdin is not None
+            cls._proc.stdin.write("".join(line + "\n" for line in lines))
+            cls._proc.stdin.flush()
+
+    @classmethod
+    def _forget_in_child(cls) -> None:  # a forked child must not hold the pipe open: it is not the owner
+        if cls._proc is not None and cls._proc.stdin is not None:
+            try:
+                cls._proc.stdin.close()
+            except OSError:
+                pass
+        cls._proc, cls._lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_Reaper._forget_in_child)
+_STARTS = threading.Lock()  # one browser start at a time: its driver is the new one among this process's children
+
+
+def _drivers() -> set[int]:
+    import psutil  # only a starting browser needs it
+
+    return {p.pid for p in psutil.Process().children() if "run-driver" in " ".join(_cmdline(p))}
+
+
+def _cmdline(proc: Any) -> list[str]:
+    try:
+        return proc.cmdline()
+    except Exception:  # a process that ended meanwhile
+        return []
+
+
+class BrowserError(RuntimeError):
+    """No browser could be started, or the session's browser is gone (a one-line message)."""
+
+
+def chromium_path(given: str | None = None) -> str:
+    """The Chromium to drive: the path given, ``$AGENTENV_CHROMIUM``, else Debian's ``chromium`` on PATH."""
+    path = given or os.environ.get(CHROMIUM_VAR) or shutil.which("chromium") or shutil.which("chromium-browser")
+    if not path or not Path(path).exists():
+        raise BrowserError(f"no Chromium found: install Debian's chromium (setup.sh does) or set ${CHROMIUM_VAR}")
+    return path
+
+
+@dataclass
+class Observation:
+    """What the agent sees after a reset or an action, and what the next action needs."""
+
+    text: str  # WebArena's observation: the tab bar, a blank line, the accessibility tree
+    url: str
+    nodes: dict[str, axtree.NodeInfo] = field(default_factory=dict)
+    fail_error: str = ""  # why the last action failed ("" when it ran)
+
+
+def read_page(page: Any, client: Any) -> Observation:
+    """WebArena's observation of ``page`` through its CDP session ``client`` (any thread that owns them)."""
+    tabs = page.context.pages
+    try:
+        header = axtree.tab_bar([tab.title() for tab in tabs], tabs.index(page))
+    except Exception:  # WebArena's fallback, its missing f included
+        header = " | ".join(["Tab {idx}" for _ in range(len(tabs))])
+    try:
+        width, height = _window(page, client)
+    except Exception:
+        page.wait_for_load_state("load", timeout=500)
+        width, height = _window(page, client)
+    nodes = client.send("Accessibility.getFullAXTree", {})["nodes"]
+    rects: dict[str, Any] = {}
+    for node in axtree.unique(nodes):
+        if "backendDOMNodeId" in node and node["role"]["value"] != "RootWebArea":
+            rects[node["nodeId"]] = _rect(client, node["backendDOMNodeId"])
+    text, info = axtree.observation(nodes, rects, header, width, height)
+    return Observation(text, page.url, info)
+
+
+def _window(page: Any, client: Any) -> tuple[float, float]:
+    """The window WebArena measures the viewport against (``window.screen``); its DOM snapshot is taken too, as
+    WebArena's is, so a page that cannot give one fails here as there."""
+    client.send("DOMSnapshot.captureSnapshot", {"computedStyles": [], "includeDOMRects": True,
+                                                 "includePaintOrder": True})
+    return float(page.evaluate("window.screen.width")), float(page.evaluate("window.screen.height"))
+
+
+def _rect(client: Any, backend_id: int) -> dict[str, float] | None:
+    try:
+        obj = client.send("DOM.resolveNode", {"backendNodeId": int(backend_id)})["object"]["objectId"]
+        got = client.send("Runtime.callFunctionOn", {"objectId": obj, "functionDeclaration": RECT_JS,
+                                                     "returnByValue": True})
+    except Exception:  # a node that has gone, or cannot be measured: no bound
+        return None
+    if got.get("result", {}).get("subtype") == "error":
+        return None
+    return got["result"]["value"]
+
+
+class _Thread:
+    """A thread that runs the functions given to it, one at a time, and hands back their results."""
+
+    def __init__(self, name: str) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._serve, daemon=True, name=name)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            fn, fut = job
+            if fut.set_running_or_notify_cancel():
+                try:
+                    fut.set_result(fn())
+                except BaseException as e:  # handed to the caller
+                    fut.set_exception(e)
+
+    def run(self, fn: Callable[[], T], timeout: float | None = None) -> T:
+        if not self._thread.is_alive():
+            raise BrowserError("the browser's thread has ended")
+        fut: Future = Future()
+        self._jobs.put((fn, fut))
+        return fut.result(timeout)
+
+    def stop(self) -> None:
+        self._jobs.put(None)
+        self._thread.join(10)
+
+
+class Browser:
+    """One Chromium, one context at a time, driven as WebArena drives its browser (module docstring)."""
+
+    _closed = True  # until the browser has started
+
+    def __init__(self, executable: str | None = None, *, settle: float = 0.5, headless: bool = True) -> None:
+        self._thread = _Thread("webarena-browser")
+        self._settle = settle
+        self._nodes: dict[str, axtree.NodeInfo] = {}
+        self._context: Any = None
+        self._page: Any = None
+        path = chromium_path(executable)
+        try:
+            self._playwright, self._browser = self._thread.run(lambda: self._start(path, headless))
+        except Exception as e:
+            self._thread.stop()
+            raise BrowserError(f"Chromium did not start ({path}): {type(e).__name__}: {e}") from None
+        self._closed = False
+
+    def _start(self, path: str, headless: bool) -> tuple[Any, Any]:
+        """Playwright's driver and Chromium, both reported to the reaper (module docstring)."""
+        import psutil
+        from playwright.sync_api import sync_playwright  # a few hundred ms: only browser sessions pay it
+
+        with _STARTS:
+            before = _drivers()
+            pw = sync_playwright().start()
+            self._driver = next(iter(_drivers() - before), None)
+            try:
+                browser = pw.chromium.launch(executable_path=path, headless=headless)
+            except BaseException:
+                pw.stop()
+                raise
+        self._held: list[int] = []
+        if self._driver is not None:
+            groups = [os.getpgid(p.pid) for p in psutil.Process(self._driver).children() if "chrom" in p.name().lower()]
+            self._held = [self._driver, *groups]
+            _Reaper.tell(f"pid {self._driver}", *(f"group {g}" for g in groups))
+        return pw, browser
+
+    # -- a task's pages ------------------------------------------------------------------------------------------
+    def open(self, start_urls: str | Sequence[str], storage_state: str | None = None,
+             geolocation: dict[str, float] | None = None) -> Observation:
+        """A fresh context with the task's start pages (WebArena's ``setup``), and the first observation."""
+        urls = start_urls.split(START_SEPARATOR) if isinstance(start_urls, str) else list(start_urls)
+        return self._thread.run(lambda: self._open(urls, storage_state, geolocation))
+
+    def _open(self, urls: list[str], storage_state: str | None, geolocation: dict[str, float] | None) -> Observation:
+        if self._context is not None:
+            self._context.close()
+        self._context = self._browser.new_context(viewport=VIEWPORT, storage_state=storage_state,
+                                                  geolocation=geolocation, device_scale_factor=1)
+        for url in urls or ["about:blank"]:
+            page = self._context.new_page()
+            self._client(page).send("Accessibility.enable")
+            if url != "about:blank":
+                page.goto(url)
+        self._page = self._context.pages[0]
+        self._page.bring_to_front()
+        self._pause()
+        return self._observe()
+
+    def _client(self, page: Any) -> Any:
+        """The page's CDP session (made once; a page opened by an action gets one when first read)."""
+        client = getattr(page, "_agentenv_cdp", None)
+        if client is None:
+            client = page.context.new_cdp_session(page)
+            page._agentenv_cdp = client
+        return client
+
+    def _pause(self) -> None:
+        if self._settle > 0:
+            time.sleep(self._settle)
+
+    # -- the observation -------------------------------------------------------------------------------------------
+    def observe(self) -> Observation:
+        return self._thread.run(self._observe)
+
+    def _observe(self) -> Observation:
+        page = self._require()
+        obs = read_page(page, self._client(page))
+        self._nodes = dict(obs.nodes)
+        return obs
+
+    # -- actions ----------------------------------------------------------------------------------------------------
+    def act(self, action: Action) -> Observation:
+        """Run an action as WebArena's ``execute_action`` does, pause, observe; a failure is the observation's
+        ``fail_error`` (WebArena's ``str`` of the exception), not an exception."""
+        def run() -> Observation:
+            error = ""
+            try:
+                self._execute(action)
+            except Exception as e:
+                error = str(e) or type(e).__name__
+            self._pause()
+            obs = self._observe()
+            obs.fail_error = error
+            return obs
+        return self._thread.run(run)
+
+    def _centre(self, element_id: str) -> tuple[float, float]:
+        node = self._nodes.get(element_id)
+        if node is None or node.bound is None:
+            raise KeyError(f"no element [{element_id}] in the last observation")
+        x, y, w, h = node.bound
+        return x + w / 2, y + h / 2
+
+    def _execute(self, action: Action) -> None:
+        page, kind = self._require(), action.kind
+        if kind == ActionType.CLICK:
+            page.mouse.click(*self._centre(action.element_id))
+        elif kind == ActionType.HOVER:
+            page.mouse.move(*self._centre(action.element_id))
+        elif kind == ActionType.TYPE:
+            page.mouse.click(*self._centre(action.element_id))
+            page.keyboard.type(action.text)
+        elif kind == ActionType.KEY_PRESS:
+            keys = action.key_comb
+            if "Meta" in keys and "Mac" not in page.evaluate("navigator.platform"):
+                keys = keys.replace("Meta", "Control")
+            page.keyboard.press(keys)
+        elif kind == ActionType.SCROLL:
+            sign = "-" if "up" in action.direction else "+"
+            page.evaluate("(document.scrollingElement || document.body).scrollTop = "
+                          f"(document.scrollingElement || document.body).scrollTop {sign} window.innerHeight;")
+        elif kind == ActionType.NEW_TAB:
+            self._page = self._context.new_page()
+        elif kind == ActionType.PAGE_FOCUS:
+            self._page = self._context.pages[action.page_number]
+            self._page.bring_to_front()
+        elif kind == ActionType.PAGE_CLOSE:
+            page.close()
+            self._page = self._context.pages[-1] if self._context.pages else self._context.new_page()
+        elif kind == ActionType.GOTO_URL:
+            page.goto(action.url)
+        elif kind == ActionType.GO_BACK:
+            page.go_back()
+        elif kind == ActionType.GO_FORWARD:
+            page.go_forward()
+        # NONE and STOP do nothing in the browser
+
+    # -- reading the page (evaluators, screenshots) ---------------------------------------------------------------
+    def url(self) -> str:
+        return self._thread.run(lambda: self._require().url)
+
+    def content(self) -> str:
+        return self._thread.run(lambda: self._require().content())
+
+    def evaluate(self, script: str) -> Any:
+        return self._thread.run(lambda: self._require().evaluate(script))
+
+    def goto(self, url: str) -> None:
+        self._thread.run(lambda: self._require().goto(url))
+
+    def screenshot(self, path: str | os.PathLike) -> Path:
+        target = Path(path)
+        self._thread.run(lambda: self._require().screenshot(path=str(target)))
+        return target
+
+    def _require(self) -> Any:
+        if self._page is None:
+            raise BrowserError("no page is open: open() a task first")
+        return self._page
+
+    def pids(self) -> set[int]:
+        """This browser's processes: Playwright's driver and everything under it."""
+        import psutil
+
+        if getattr(self, "_driver", None) is None:
+            return set()
+        try:
+            driver = psutil.Process(self._driver)
+            return {driver.pid, *(p.pid for p in driver.children(recursive=True))}
+        except psutil.NoSuchProcess:
+            return set()
+
+    # -- the end --------------------------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the context and the browser and stop Playwright's driver (idempotent)."""
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+
+        def stop() -> None:
+            for part in (self._context, self._browser):
+                try:
+                    if part is not None:
+                        part.close()
+                except Exception:  # a browser that died already
+                    pass
+            self._playwright.stop()
+        try:
+            self._thread.run(stop, timeout=30)
+        finally:
+            self._thread.stop()
+            _Reaper.tell(*(f"forget {n}" for n in self._held))
+
+    def __enter__(self) -> Browser:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
