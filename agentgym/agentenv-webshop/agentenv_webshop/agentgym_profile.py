@@ -485,7 +485,8 @@ class AgentGymWebShopEnv(Environment):
     def fingerprint(cls, counts: dict[str, int], options: BaseModel) -> str:
         root = Path(getattr(options, "data_path", None) or ".")
         stamps = file_stamps([root / n for n in (PRODUCTS, ATTRIBUTES) if (root / n).is_file()])
-        return super().fingerprint(counts, options.model_copy(update={"data_path": None}), stamps)
+        where = {"data_path": None, "anserini_jar": None}  # where the files lie does not change the tasks
+        return super().fingerprint(counts, options.model_copy(update=where), stamps)
 
     def _data(self) -> ShopData:
         if not isinstance(self.shared, ShopData):
