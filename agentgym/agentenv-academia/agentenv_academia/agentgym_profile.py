@@ -64,6 +64,7 @@ from agentenv.interop.agentgym_toolusage import (
     data_dir,
     profile_routes,
     subgoal_share,
+    valid_actions,
 )
 from agentenv.tools import GoldCall, tool
 from agentenv_academia.env import AcademiaEnv
@@ -232,7 +233,7 @@ class AgentGymAcademiaEnv(ToolUsageProfile):
     # -- a step, as upstream's environment takes it --------------------------------------------------------
     def _dispatch_call(self, name: str, params: Any) -> Any:
         if name == "check_valid_actions":
-            return f"You can use following valid actions: {list(TOOL_NAMES)}"
+            return valid_actions(TOOL_NAMES)
         method = "neighbourCheck" if name == "neighborCheck" else name
         if method not in _ARGS:
             return f"ERROR | Invalid action: {name}."
@@ -407,7 +408,7 @@ class AgentGymAcademiaEnv(ToolUsageProfile):
     @tool
     def check_valid_actions(self) -> str:
         """List the tools you can call."""
-        return f"You can use following valid actions: {list(TOOL_NAMES)}"
+        raise NotImplementedError("step() runs the tools as upstream does")
 
     @tool
     def finish(self, answer: str | int | float | list[str]) -> StepResult:

@@ -50,7 +50,13 @@ from typing import Any, ClassVar, Literal
 
 from agentenv import StepResult
 from agentenv.interop.agentgym_routes import AgentGymRoutes
-from agentenv.interop.agentgym_toolusage import REPLY_FORM, ToolUsageProfile, profile_routes, subgoal_share
+from agentenv.interop.agentgym_toolusage import (
+    REPLY_FORM,
+    ToolUsageProfile,
+    profile_routes,
+    subgoal_share,
+    valid_actions,
+)
 from agentenv.tools import GoldCall, tool
 from agentenv_todo.data import Account, Project, Todo
 from agentenv_todo.env import TodoEnv
@@ -197,7 +203,7 @@ class AgentGymTodoEnv(ToolUsageProfile):
     # -- a step, as upstream's environment takes it --------------------------------------------------------
     def _dispatch_call(self, name: str, params: Any) -> Any:
         if name == "check_valid_actions":
-            return f"You can use following valid actions: {list(TOOL_NAMES)}"
+            return valid_actions(TOOL_NAMES)
         if name in TOOL_NAMES:
             return self._call(name, params)
         return f"ERROR | Invalid action: {name}."
@@ -384,7 +390,7 @@ class AgentGymTodoEnv(ToolUsageProfile):
     @tool
     def check_valid_actions(self) -> str:
         """List the tools you can call."""
-        return f"You can use following valid actions: {list(TOOL_NAMES)}"
+        return valid_actions(TOOL_NAMES)
 
     @tool
     def finish(self, answer: str | int | float | list[str]) -> StepResult:

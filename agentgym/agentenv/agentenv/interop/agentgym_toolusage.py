@@ -33,7 +33,7 @@ from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv.tools import GoldCall, ToolEnvironment
 
 __all__ = ["BAD_INPUT", "DATA_VAR", "FORMAT_ERROR", "NO_CALL", "REPLY_FORM", "ToolUsageData", "ToolUsageOptions",
-           "ToolUsageProfile", "client_reply", "data_dir", "profile_routes", "subgoal_share"]
+           "ToolUsageProfile", "client_reply", "data_dir", "profile_routes", "subgoal_share", "valid_actions"]
 
 DATA_VAR = "AGENTGYM_TOOL_DATA"  # the directory holding AgentGym's tool data (the question files and the tools' data)
 FORMAT_ERROR = ('Format error, please response in the format of  "Action: [your action] with Action Input: '
@@ -101,6 +101,11 @@ def profile_routes(native: AgentGymRoutes, *, rules: str, num_tasks: int, check_
     return dataclasses.replace(native, index_order=("test",), options={}, rules=rules, server_truncates=False,
                                running_reward=True, upstream_splits={"train": (0, num_tasks), "test": (0, num_tasks)},
                                check_tasks=check_tasks)
+
+
+def valid_actions(names: Sequence[str]) -> str:
+    """Upstream's answer to ``check_valid_actions``: its list of the tool names."""
+    return f"You can use following valid actions: {list(names)}"
 
 
 def subgoal_share(subgoals: Sequence[Any], found: Sequence[Any]) -> float:
