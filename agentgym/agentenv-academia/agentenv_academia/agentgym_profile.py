@@ -480,8 +480,14 @@ def expert_program(task: UpstreamTask, dblp: Dblp) -> tuple[GoldCall, ...]:
     if titles:
         calls.insert(0, GoldCall("loadPaperNet", {}, "The question names papers, so I load the PaperNet."))
         calls[1:1] = [GoldCall("paperNodeCheck", {"node": t}, f"I check the paper '{t}'.") for t in titles]
-    once = {(c.tool, json.dumps(c.args, sort_keys=True)): c for c in reversed(calls)}  # no call twice
-    calls = list(reversed(once.values()))[:MAX_ROUNDS - 1]  # the last round is finish's
+    seen: set[tuple[str, str]] = set()
+    once = []  # no call twice: each where it comes first
+    for call in calls:
+        key = (call.tool, json.dumps(call.args, sort_keys=True))
+        if key not in seen:
+            seen.add(key)
+            once.append(call)
+    calls = once[:MAX_ROUNDS - 1]  # the last round is finish's
     answer = task.subgoals[0] if len(task.subgoals) == 1 else task.answer
     return (*calls, GoldCall("finish", {"answer": answer}, f"The answer is {answer!r}."))
 
