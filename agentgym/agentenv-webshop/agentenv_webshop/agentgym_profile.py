@@ -351,11 +351,15 @@ class Session:
     keywords: list[str] | None = None
     page_no: int | None = None
     asin: str | None = None
-    asins: set[str] = field(default_factory=set)
     options: dict[str, str] = field(default_factory=dict)
     results: list[Item] = field(default_factory=list)  # the last search's products (up to 50)
     sub_page: str = ""
     reward: float = 0.0
+
+    @classmethod
+    def start(cls, goal: ShopGoal, index: int) -> Session:
+        """A session as AgentGym's reset with ``session_id=index`` opens it: on the search page."""
+        return cls(goal, sid=str(index), url=f"{BASE_URL}/{index}")
 
 
 def page_name(url: str | None) -> str | None:
@@ -400,6 +404,11 @@ def done_texts(s: Session, data: ShopData) -> list[str]:
             "category", "None", "query", "None", "product category", "None", "Target", "asin", "options", "attrs",
             "price upper", "instuction text", "category", "product category", "query", "Goal", "None",
             "Reward", "Your score (min 0.0, max 1.0)", str(s.reward), "Reward Details", "None"]
+
+
+def joined(texts: list[str]) -> str:
+    """WebShop's text mode: the visible strings, stripped, the blank ones left out, joined by `` [SEP] ``."""
+    return " [SEP] ".join(t.strip() for t in texts if t.strip())
 
 
 def products_on_page(s: Session) -> list[Item]:
@@ -505,7 +514,7 @@ class AgentGymWebShopEnv(Environment):
         if not 0 <= task_id < len(data.goals):
             raise IndexError(f"webshop (agentgym) has goals 0..{len(data.goals) - 1}, not {task_id}")
         goal = data.goals[task_id]
-        self._s = Session(goal, sid=str(task_id), url=f"{BASE_URL}/{task_id}")
+        self._s = Session.start(goal, task_id)
         self._obs = self._text()
         info = {"task_id": task_id, "split": split, "agentgym_index": task_id, "asin": goal.asin,
                 "price_upper": goal.price_upper}
@@ -513,7 +522,7 @@ class AgentGymWebShopEnv(Environment):
 
     def _text(self) -> str:
         assert self._s is not None
-        return " [SEP] ".join(t.strip() for t in page_texts(self._s, self._data()) if t.strip())
+        return joined(page_texts(self._s, self._data()))
 
     def step(self, action: str) -> StepResult:
         s, data = self._s, self._data()
@@ -522,19 +531,18 @@ class AgentGymWebShopEnv(Environment):
         found = _ACTION.match(action)
         name, arg = (found.group(1), found.group(2).lower()) if found else (action, None)
         table = clickables(s, data)
+        valid, bought = True, False
         if name == "search" and arg is not None and arg != "":
             self._search(s, data, arg.split(" "), 1)
         elif name == "click" and arg in table and arg != "search":
-            done = self._click(s, data, arg, table)
-            if done:
-                self._obs = self._text()
-                return StepResult(self._obs, reward=s.reward, done=True, success=s.reward >= 1.0, score=s.reward,
-                                  info={"asin": s.asin, "options": dict(s.options)})
-        else:
-            self._obs = self._text()
-            return StepResult(self._obs, valid=False)
+            bought = self._click(s, data, arg, table)
+        else:  # upstream changes nothing and pays nothing
+            valid = False
         self._obs = self._text()
-        return StepResult(self._obs)
+        if bought:
+            return StepResult(self._obs, reward=s.reward, done=True, success=s.reward >= 1.0, score=s.reward,
+                              info={"asin": s.asin, "options": dict(s.options)})
+        return StepResult(self._obs, valid=valid)
 
     def _search(self, s: Session, data: ShopData, keywords: list[str], page_no: int) -> None:
         s.keywords, s.page_no, s.asin, s.options = keywords, page_no, None, {}
@@ -547,7 +555,6 @@ class AgentGymWebShopEnv(Environment):
         kind, option_name = table.get(arg, ("button", ""))
         if kind == "product":
             s.asin = arg.upper()
-            s.asins.add(s.asin)
         elif kind == "option":
             s.options[option_name] = arg
         s.page = "item_page"
@@ -565,7 +572,6 @@ class AgentGymWebShopEnv(Environment):
             return True
         if arg == BACK_TO_SEARCH.lower():
             s.page, s.keywords, s.page_no, s.asin, s.options = "index", None, None, None, {}
-            s.asins = set()
             s.url = f"{BASE_URL}/{s.sid}"
         elif arg == NEXT_PAGE.lower() and where == "search_results":
             self._search(s, data, s.keywords or [], (s.page_no or 1) + 1)
@@ -652,5 +658,5 @@ class AgentGymWebShopEnv(Environment):
         return f"click[{PREV_PAGE.lower()}]", "This is not the page I need; I go back."
 
     def initial_observation(self, task_id: int, split: Split) -> str | None:
-        goal = self._data().goals[task_id]
-        return " [SEP] ".join(["WebShop", "Instruction:", goal.instruction_text.strip(), "Search"])
+        data = self._data()
+        return joined(page_texts(Session.start(data.goals[task_id], task_id), data))
