@@ -370,6 +370,38 @@ def test_children_die_when_the_server_is_sigkilled(env_name):
                 p.kill()
 
 
+KILL_WITH_ME_SCRIPT = """
+import subprocess, sys, time
+from agentenv import processes
+loner = subprocess.Popen(["sleep", "300"])  # no parent-death signal: a library's own child
+group = subprocess.Popen(["sleep", "300"], start_new_session=True)
+gone = subprocess.Popen(["sleep", "300"], start_new_session=True)
+processes.kill_with_me(pids=[loner.pid], groups=[group.pid, gone.pid])
+gone.kill(); gone.wait(); processes.forget(gone.pid)  # ended normally: its id is not the reaper's any more
+print(loner.pid, group.pid, flush=True)
+time.sleep(300)
+"""
+
+
+def test_processes_it_did_not_spawn_die_with_it_when_handed_to_the_reaper():
+    """A process SIGKILLed takes along what it handed to ``kill_with_me`` (a process, a process group)."""
+    owner = subprocess.Popen([sys.executable, "-c", KILL_WITH_ME_SCRIPT], stdout=subprocess.PIPE, text=True)
+    procs: list[psutil.Process] = []
+    try:
+        assert owner.stdout is not None
+        procs = [psutil.Process(int(pid)) for pid in owner.stdout.readline().split()]
+        assert len(procs) == 2 and not any(_gone(p) for p in procs)
+        os.kill(owner.pid, signal.SIGKILL)
+        owner.wait(5)
+        assert _wait_gone(procs, 10) == []
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+        for p in procs:
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+
+
 # -- heavy sessions: step time limit, session cap ---------------------------------------------------------------------
 
 async def test_step_timeout_drops_the_session_and_kills_its_children():

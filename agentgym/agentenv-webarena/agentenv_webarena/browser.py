@@ -11,9 +11,9 @@ Playwright's own browser downloads are not reachable here, so the browser is the
 names another. Playwright's synchronous objects belong to the thread that made them, while a server runs a
 session's calls on whichever worker thread is free: every call therefore runs on a thread the session owns.
 :meth:`Browser.close` ends the context, the browser and Playwright's driver. A server that dies instead (even by
-SIGKILL) takes nothing along by itself: Playwright's driver outlives it and keeps its browser. So every browser is
-reported, with its driver, to a small process of the server's (:class:`_Reaper`), which waits for the server's
-pipe to close and then kills them (Chromium's crash reporter, which runs apart from the browser, ends with it).
+SIGKILL) takes nothing along by itself: Playwright's driver outlives it and keeps its browser. So every browser and
+its driver are handed to :func:`agentenv.processes.kill_with_me`, whose reaper kills them when the server's pipe to
+it closes (Chromium's crash reporter, which runs apart from the browser, ends with it).
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from __future__ import annotations
 import os
 import queue
 import shutil
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -31,6 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import psutil
+
+from agentenv import processes
 from agentenv_webarena import axtree
 from agentenv_webarena.actions import Action, ActionType
 
@@ -51,58 +52,10 @@ RECT_JS = """function () {
 }"""
 
 
-#: the reaper: it reads "group PGID" / "pid PID" / "forget N" lines and, when its input ends (its owner is gone,
-#: however it went), kills the process groups and processes it still holds
-_REAPER = """
-import os, signal, sys
-held = {}
-for line in sys.stdin:
-    verb, _, arg = line.strip().partition(" ")
-    if verb in ("group", "pid"):
-        held[int(arg)] = verb
-    elif verb == "forget":
-        held.pop(int(arg), None)
-for n, verb in held.items():
-    try:
-        (os.killpg if verb == "group" else os.kill)(n, signal.SIGKILL)
-    except OSError:
-        pass
-"""
-
-
-class _Reaper:
-    """One process per server that kills the browsers (and their drivers) the server leaves when it dies."""
-
-    _proc: subprocess.Popen | None = None
-    _lock = threading.Lock()
-
-    @classmethod
-    def tell(cls, *lines: str) -> None:
-        with cls._lock:
-            if cls._proc is None or cls._proc.poll() is not None:
-                cls._proc = subprocess.Popen([sys.executable, "-c", _REAPER], stdin=subprocess.PIPE, text=True,
-                                             start_new_session=True)
-            assert cls._proc.stdin is not None
-            cls._proc.stdin.write("".join(line + "\n" for line in lines))
-            cls._proc.stdin.flush()
-
-    @classmethod
-    def _forget_in_child(cls) -> None:  # a forked child must not hold the pipe open: it is not the owner
-        if cls._proc is not None and cls._proc.stdin is not None:
-            try:
-                cls._proc.stdin.close()
-            except OSError:
-                pass
-        cls._proc, cls._lock = None, threading.Lock()
-
-
-os.register_at_fork(after_in_child=_Reaper._forget_in_child)
 _STARTS = threading.Lock()  # one browser start at a time: its driver is the new one among this process's children
 
 
 def _drivers() -> set[int]:
-    import psutil  # only a starting browser needs it
-
     return {p.pid for p in psutil.Process().children() if "run-driver" in " ".join(_cmdline(p))}
 
 
@@ -225,8 +178,7 @@ class Browser:
         self._closed = False
 
     def _start(self, path: str, headless: bool) -> tuple[Any, Any]:
-        """Playwright's driver and Chromium, both reported to the reaper (module docstring)."""
-        import psutil
+        """Playwright's driver and Chromium, both to be killed with this process (module docstring)."""
         from playwright.sync_api import sync_playwright  # a few hundred ms: only browser sessions pay it
 
         with _STARTS:
@@ -242,7 +194,7 @@ class Browser:
         if self._driver is not None:
             groups = [os.getpgid(p.pid) for p in psutil.Process(self._driver).children() if "chrom" in p.name().lower()]
             self._held = [self._driver, *groups]
-            _Reaper.tell(f"pid {self._driver}", *(f"group {g}" for g in groups))
+            processes.kill_with_me(pids=[self._driver], groups=groups)
         return pw, browser
 
     # -- a task's pages ------------------------------------------------------------------------------------------
@@ -371,8 +323,6 @@ class Browser:
 
     def pids(self) -> set[int]:
         """This browser's processes: Playwright's driver and everything under it."""
-        import psutil
-
         if getattr(self, "_driver", None) is None:
             return set()
         try:
@@ -400,7 +350,7 @@ class Browser:
             self._thread.run(stop, timeout=30)
         finally:
             self._thread.stop()
-            _Reaper.tell(*(f"forget {n}" for n in self._held))
+            processes.forget(*self._held)
 
     def __enter__(self) -> Browser:
         return self

@@ -9,6 +9,8 @@ here, not their own children: those die then only if their parent takes them alo
 
 The parent-death signal is set up here only (:func:`die_with_parent` for the calling process,
 :func:`die_with_parent_preexec` for a child about to exec): the launcher's servers use it too.
+Processes a library starts itself (Playwright's driver and the browser it launches) get no such signal;
+:func:`kill_with_me` hands them to a small reaper process that kills them when this process dies.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import os
 import queue
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -170,6 +173,62 @@ def end(proc: subprocess.Popen, grace: float = 3.0) -> None:
         proc.kill()
         with contextlib.suppress(Exception):
             proc.wait(5)
+
+
+#: the reaper: it reads "group PGID" / "pid PID" / "forget N" lines and, when its input ends (its owner is gone,
+#: however it went), kills the process groups and processes it still holds
+_REAPER = """
+import os, signal, sys
+held = {}
+for line in sys.stdin:
+    verb, _, arg = line.strip().partition(" ")
+    if verb in ("group", "pid"):
+        held[int(arg)] = verb
+    elif verb == "forget":
+        held.pop(int(arg), None)
+for n, verb in held.items():
+    try:
+        (os.killpg if verb == "group" else os.kill)(n, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+_reaper: subprocess.Popen | None = None  # one per process, started by the first kill_with_me
+_reaper_lock = threading.Lock()
+
+
+def _tell_reaper(*lines: str) -> None:
+    global _reaper
+    with _reaper_lock:
+        if _reaper is None or _reaper.poll() is not None:
+            _reaper = subprocess.Popen([sys.executable, "-c", _REAPER], stdin=subprocess.PIPE, text=True,
+                                       start_new_session=True)
+        assert _reaper.stdin is not None
+        _reaper.stdin.write("".join(line + "\n" for line in lines))
+        _reaper.stdin.flush()
+
+
+def kill_with_me(*, pids: Sequence[int] = (), groups: Sequence[int] = ()) -> None:
+    """Have processes this one did not spawn (a library's driver, the browser it started) killed when this process
+    dies, however it dies: no parent-death signal of ours reaches them. A small reaper process, one per process,
+    holds their ids and kills them (``groups``: whole process groups) once its pipe from this process closes."""
+    _tell_reaper(*(f"pid {p}" for p in pids), *(f"group {g}" for g in groups))
+
+
+def forget(*numbers: int) -> None:
+    """Processes or groups that ended normally: the reaper lets them be (their ids may be reused)."""
+    if numbers:
+        _tell_reaper(*(f"forget {n}" for n in numbers))
+
+
+def _forget_reaper() -> None:  # a forked child must not hold the reaper's pipe open: it is not the owner
+    global _reaper, _reaper_lock
+    if _reaper is not None and _reaper.stdin is not None:
+        with contextlib.suppress(OSError):
+            _reaper.stdin.close()
+    _reaper, _reaper_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_reaper)
 
 
 def children(owner: Any) -> list[subprocess.Popen]:
