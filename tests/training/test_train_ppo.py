@@ -158,10 +158,13 @@ def test_ppo_with_critic_killed_mid_run_takes_its_processes_along_and_resumes(tm
     # (the critic's values make the advantages nonzero) moves it away
     assert 0.0 <= metric(steps[1], "actor/kl_loss") < 1e-6 < metric(steps[2], "actor/kl_loss")
     assert all(metric(steps[s], "reward/per_turn_share") == 1.0 for s in (1, 2))
-    assert (out / "checkpoints" / "global_step_2" / "critic").is_dir()
     # the trainer recomputed the old log-probs and compared them with the rollout's
     assert "training/rollout_probs_diff_max" in steps[1]
+    # the checkpoint resumed from is step 2 or later, with the critic beside the actor (configs/ppo.yaml keeps the
+    # last two: on a fast machine the workers finish steps 3 and 4 after the signal, and step 2's is deleted)
     last = int(tracker.read_text())
+    kept = {p.name for p in (out / "checkpoints" / f"global_step_{last}").iterdir()}
+    assert last >= 2 and {"actor", "critic"} <= kept
     unfinished = {p.name: p.read_bytes() for p in (out / "rollouts").glob("*step_*.jsonl")
                   if int(p.stem.rsplit("_", 1)[1]) > last}
 
