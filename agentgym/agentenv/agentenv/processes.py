@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 _ATTR = "_agentenv_children"
+_ADOPTED = "_agentenv_adopted"  # (kind, number) of processes a library started for an owner
 _PR_SET_PDEATHSIG = 1
 _lock = threading.Lock()
 _prctl: Any = None  # libc's prctl, looked up in the parent (never between fork and exec)
@@ -236,10 +237,36 @@ def children(owner: Any) -> list[subprocess.Popen]:
     return [p for p in owner.__dict__.get(_ATTR, []) if p.poll() is None]
 
 
+def adopt(owner: Any, *, pids: Sequence[int] = (), groups: Sequence[int] = ()) -> None:
+    """Make processes ``owner`` did not spawn (a library's driver, the browser it started) its children for
+    :func:`kill_children`: the runtime then kills them with the session (close, expiry, a step past its time limit,
+    which is what unblocks a step waiting on them)."""
+    with _lock:
+        held = owner.__dict__.setdefault(_ADOPTED, [])
+        held.extend([("pid", p) for p in pids] + [("group", g) for g in groups])
+
+
+def disown(owner: Any) -> None:
+    """Forget what ``owner`` adopted: those processes ended normally (their ids may be reused)."""
+    with _lock:
+        owner.__dict__.pop(_ADOPTED, None)
+
+
+def _signal_adopted(adopted: list[tuple[str, int]], sig: int) -> None:
+    for kind, number in adopted:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            (os.kill if kind == "pid" else os.killpg)(number, sig)
+
+
 def kill_children(owner: Any, grace: float = 2.0) -> None:
-    """SIGTERM each child's process group, SIGKILL what is left after ``grace`` seconds, reap them."""
+    """SIGTERM each child's process group (and what ``owner`` adopted), SIGKILL what is left after ``grace``
+    seconds, reap them."""
     with _lock:
         procs = owner.__dict__.pop(_ATTR, [])
+        adopted = owner.__dict__.pop(_ADOPTED, [])
+    if adopted:
+        _signal_adopted(adopted, signal.SIGTERM)
+        _signal_adopted(adopted, signal.SIGKILL)
     live = [p for p in procs if p.poll() is None]
     for p in live:
         _signal_group(p, signal.SIGTERM)

@@ -18,6 +18,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -607,6 +608,33 @@ def run_event_loop(main: Any) -> Any:
     except ImportError:
         return asyncio.run(main)
     return uvloop.run(main)
+
+
+class AppThread:
+    """An ASGI app served on a free port of ``host`` by a thread of this process (a site an environment serves its
+    own browser, a test's stand-in service): started on construction, :attr:`url` to reach it, :meth:`stop` to end."""
+
+    def __init__(self, app: Any, host: str = "127.0.0.1", lifespan: str = "auto") -> None:
+        import uvicorn
+
+        self._sock = bind_socket(host, 0)
+        port = self._sock.getsockname()[1]
+        self.url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+        self._server = uvicorn.Server(uvicorn.Config(app, log_level="error", access_log=False, lifespan=lifespan))
+        self._thread = threading.Thread(target=lambda: run_event_loop(self._server.serve(sockets=[self._sock])),
+                                        daemon=True, name=f"app-{port}")
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the app on {self.url} did not start")
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(10)
+        self._sock.close()
 
 
 def serve(env_cls: type[Environment], host: str = "127.0.0.1", port: int = 0,
