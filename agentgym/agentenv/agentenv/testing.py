@@ -8,15 +8,13 @@ import contextlib
 import json
 import math
 import re
-import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentenv import profiles
 from agentenv.env import Environment, StepResult
-from agentenv.server import ServerConfig, bind_socket, create_app, parse_options, run_event_loop
+from agentenv.server import AppThread, ServerConfig, create_app, parse_options
 
 
 @contextlib.contextmanager
@@ -31,25 +29,11 @@ def serve_in_thread(env_cls: type[Environment], config: ServerConfig | None = No
 def serve_app_in_thread(app: Any, host: str = "127.0.0.1", lifespan: str = "auto") -> Iterator[str]:
     """Serve any ASGI app (an environment's, a stand-in model endpoint) on a free loopback port
     (``lifespan="off"``: the app's start-up and shut-down hooks never run)."""
-    import uvicorn
-
-    sock = bind_socket(host, 0)
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="error", access_log=False, lifespan=lifespan))
-
-    thread = threading.Thread(target=lambda: run_event_loop(server.serve(sockets=[sock])), daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("test server did not start")
-        time.sleep(0.01)
+    served = AppThread(app, host, lifespan)
     try:
-        yield f"http://{host}:{port}"
+        yield served.url
     finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+        served.stop()
 
 
 def play_in_process(env: Environment, task_id: int, split: str, policy: Callable[[Environment], str],
@@ -175,7 +159,8 @@ def check_environment(env_cls: type[Environment], *, options: Mapping[str, Any] 
                       splits: Sequence[str] | Mapping[str, Iterable[int]] = ("test",), limit: int | None = None,
                       served: Sequence[int] = (0,), checks: Iterable[str] = CHECKS, registered: bool = True,
                       thoughts: bool = False, min_success_rate: float = 1.0,
-                      observation_key: Callable[[str], Any] | None = None) -> EnvironmentReport:
+                      observation_key: Callable[[str], Any] | None = None,
+                      replayed_action: Callable[[str, str, str], str] | None = None) -> EnvironmentReport:
     """Check an environment class against the SDK's contract (docs/environments.md), as Gymnasium's
     ``check_env`` checks an environment; a broken promise is an :class:`AssertionError` saying which.
 
@@ -207,14 +192,17 @@ def check_environment(env_cls: type[Environment], *, options: Mapping[str, Any] 
     ``min_success_rate``: the share of checked tasks the expert must solve. ``observation_key``: for an
     environment whose observations of the same state may differ between instances (a simulator listing
     objects in another order), what of two observations must agree (default: all of it); available
-    actions are then not compared between instances.
+    actions are then not compared between instances. ``replayed_action``: for an environment whose actions
+    name what only one instance's observation numbers (a browser's element ids), ``(action, the observation it was
+    taken on, the replaying instance's observation) -> the action to send`` when a played episode is replayed
+    through AgentGym's routes.
     """
     checks = tuple(checks)
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
         raise ValueError(f"unknown checks {unknown}; choose from {', '.join(CHECKS)}")
     checker = _Checker(env_cls, dict(options or {}), splits, limit, tuple(served), registered, thoughts,
-                       min_success_rate, observation_key)
+                       min_success_rate, observation_key, replayed_action)
     try:
         report = EnvironmentReport(env_cls, checker.options, checker.counts, checks)
         for part in CHECKS:
@@ -240,12 +228,12 @@ class _Checker:
     def __init__(self, env_cls: type[Environment], raw: dict[str, Any],
                  splits: Sequence[str] | Mapping[str, Iterable[int]], limit: int | None, served: tuple[int, ...],
                  registered: bool, thoughts: bool, min_success_rate: float,
-                 key: Callable[[str], Any] | None) -> None:
+                 key: Callable[[str], Any] | None, replayed: Callable[[str, str, str], str] | None = None) -> None:
         if not (isinstance(env_cls, type) and issubclass(env_cls, Environment)):
             raise AssertionError(f"{env_cls!r} is not an agentenv.Environment subclass")
         self.cls, self.raw, self.registered, self.thoughts = env_cls, raw, registered, thoughts
         self.name = str(getattr(env_cls, "name", env_cls.__name__))
-        self.min_success_rate, self.key = min_success_rate, key
+        self.min_success_rate, self.key, self.replayed = min_success_rate, key, replayed
         self._instances: list[Environment] = []
         self._shared: list[Any] = []
         profile_cls, rest = profiles.split_options(env_cls, raw)  # the options may name the class's own profile
@@ -604,7 +592,7 @@ class _Checker:
             n = served_cls.task_counts(None)[first_split]
             served = list(served_cls.agentgym.check_tasks) or [t for t in self.served if t < n] or [0]
             check_environment(served_cls, options=rest, splits=(first_split,), limit=0, served=served,
-                              checks=("agentgym",), observation_key=self.key)
+                              checks=("agentgym",), observation_key=self.key, replayed_action=self.replayed)
             return
         options = parse_options(self.cls, rest)
         shared = self.shared if options == self.options else self._load(options)
@@ -641,11 +629,19 @@ class _Checker:
                 where, index = f"{name} AgentGym {split}/{task_id} (index {start + task_id})", start + task_id
                 body = routes.create_json(index)
                 created = call("POST", "/create", **({"json": body} if body is not None else {}))
-                handle = created["id"] if routes.id_family else created
+                handle = created["id"] if routes.id_family else (
+                    created.get(key) if routes.create_returns == "object" and isinstance(created, dict) else created)
                 assert type(handle) is int, f"{where}: /create answered {_short(created)}, no handle"
                 answer = call("POST", "/reset", json={key: handle, routes.reset_key: index, **routes.reset_extra})
                 first: str | None = None
-                if routes.reset_returns == "string":
+                if routes.reset_method:  # upstream's own answer, the page's text in it: the prompt is checked below
+                    assert isinstance(answer, dict) and isinstance(answer.get("observation"), str), \
+                        f"{where}: /reset answered {_short(answer)}"
+                    part, whole = answer["observation"], ep.first_observation
+                    if self.key is not None:
+                        part, whole = self.key(part), self.key(whole)
+                    assert part in whole, f"{where}: /reset's page {_short(part)} is not in the first observation"
+                elif routes.reset_returns == "string":
                     assert isinstance(answer, str), f"{where}: /reset answered {_short(answer)}, not a string"
                     first = answer
                 elif routes.reset_returns == "pair":
@@ -681,12 +677,16 @@ class _Checker:
                 for path in routes.extras:
                     call("GET", path, params={key: handle})
                 rewards, running = [], 0.0
+                seen, now = ep.first_observation, observed  # what the played and the replaying instance showed
                 for i, (action, want) in enumerate(zip(ep.actions, ep.results, strict=True)):
                     running += want.reward  # a running-reward server sends the episode's value so far
-                    got = call("POST", "/step", json={key: handle, "action": action})
+                    sent_action = self.replayed(action, seen, now) if self.replayed else action
+                    got = call("POST", "/step", json={key: handle, "action": sent_action})
+                    seen, now = want.observation, got.get(routes.step_observation, "") if isinstance(got, dict) else ""
                     turn = f"{where}: turn {i + 1} ({_short(action, 80)})"
-                    assert isinstance(got, dict) and {routes.step_observation, "reward", "done"} <= set(got), \
-                        f"{turn}: /step answered {_short(got)}"
+                    wanted = {routes.step_observation, "reward", routes.step_done}
+                    assert isinstance(got, dict) and wanted <= set(got), f"{turn}: /step answered {_short(got)}"
+                    got["done"] = got[routes.step_done]
                     assert self.same(got[routes.step_observation], want.observation), \
                         f"{turn}: /step's observation {_short(got[routes.step_observation])}, in process " \
                         f"{_short(want.observation)}"
@@ -710,4 +710,5 @@ class _Checker:
                 refused("/step", {key: 10**6, "action": ep.actions[0]}, "not valid")
                 refused("/reset", {key: handle, routes.reset_key: total}, "not valid")
                 if routes.has_close:
-                    assert call("POST", "/close", json={key: handle}) is True, f"{where}: /close"
+                    closed = call("POST", "/close", json={key: handle})
+                    assert closed == (True if routes.id_family else routes.close_returns), f"{where}: /close {closed}"

@@ -120,7 +120,7 @@ class AgentGymClient:
         index = self._index(task_id, split)
         body = self.routes.create_json(index)
         created = await self._call("POST", self._path("/create"), **({"json": body} if body is not None else {}))
-        handle = created["id"] if isinstance(created, dict) else int(created)
+        handle = created.get("id", created.get("env_idx")) if isinstance(created, dict) else int(created)
         env_id = str(handle)
         try:
             return await self.reset(env_id, task_id, split, seed, index=index)
@@ -162,7 +162,7 @@ class AgentGymClient:
         else:
             reward = upstream
         self._returns[env_id] = self._returns.get(env_id, 0.0) + reward  # = the running score for those
-        done = bool(answer.get("done", False))
+        done = bool(answer.get(self.routes.step_done, False))
         success = done and self._returns[env_id] >= self.env_cls.success_threshold
         self._observations[env_id] = observation
         return Step(observation, reward, done, {"success": success, "score": self._returns[env_id], "valid": True,

@@ -48,6 +48,16 @@ class AgentGymRoutes:
     create_key: str | None = None
     #: what /reset returns in the env_idx family: "pair" ([observation, null]) or "string"
     reset_returns: Literal["object", "pair", "string"] = "object"
+    #: an environment method whose value is /reset's whole answer, where upstream's answers more than the
+    #: observation (AgentGym's WebArena: the page's text, the task's sites and its objective); None: ``reset_returns``
+    reset_method: str | None = None
+    #: what /create answers in the env_idx family: the bare handle, or ``{"env_idx": handle}`` (AgentGym's WebArena)
+    create_returns: Literal["handle", "object"] = "handle"
+    #: the name of /step's done flag in the env_idx family: "done", or "terminated" with "truncated" beside it
+    #: (Gymnasium's names, which AgentGym's WebArena server uses)
+    step_done: Literal["done", "terminated"] = "done"
+    #: what /close answers in the env_idx family (AgentGym's WebArena: ``{"closed": "closed"}``)
+    close_returns: Any = True
     #: the observation's key in /step's answer
     step_observation: Literal["observation", "state"] = "observation"
     #: the scale of the "score" AgentGym's client reads as the reward (100 for 0-100 scores); None:

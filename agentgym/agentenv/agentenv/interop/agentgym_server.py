@@ -124,7 +124,7 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
                 indices.pop(h, None)
         handles[handle], scores[handle], indices[handle] = created["env_id"], 0.0, index
         if not routes.id_family:
-            return handle
+            return {key: handle} if routes.create_returns == "object" else handle
         return {"id": handle, "observation": routes.served_first(created["observation"]), "reward": 0.0, "done": False}
 
     @app.post(p + "/reset")
@@ -141,6 +141,10 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         except (AgentEnvError, ValueError, TypeError) as e:
             return fail(e if isinstance(e, AgentEnvError) else AgentEnvError(str(e), status=422))
         scores[handle] = 0.0
+        if routes.reset_method:
+            sess = service.sessions.get(env_id)
+            async with sess.lock:
+                return await service.run(getattr(sess.env, routes.reset_method))
         obs = routes.served_first(created["observation"])
         if routes.reset_returns == "pair":
             return [obs, None]
@@ -167,8 +171,11 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
         except (AgentEnvError, ValueError, TypeError) as e:
             return fail(e if isinstance(e, AgentEnvError) else AgentEnvError(str(e), status=422))
         if not routes.id_family:
-            return {routes.step_observation: result["observation"], "reward": sent(handle, result["reward"]),
-                    "done": result["done"], "info": None}
+            answer = {routes.step_observation: result["observation"], "reward": sent(handle, result["reward"]),
+                      routes.step_done: result["done"]}
+            if routes.step_done == "terminated":
+                answer["truncated"] = bool((result.get("info") or {}).get("truncated", False))
+            return {**answer, "info": None}
         return await state(handle, result["observation"], result["reward"], result["done"], {}, result.get("info"))
 
     async def read(request: Request, what: str) -> Any:
@@ -224,6 +231,6 @@ def create_agentgym_app(env_cls: type[Environment], config: Any = None) -> FastA
             await service.close(env_id)
         except AgentEnvError:
             return False
-        return True
+        return True if routes.id_family else routes.close_returns
 
     return Guard(app, config.token, config.max_body_bytes)  # type: ignore[return-value]
