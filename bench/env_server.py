@@ -49,11 +49,13 @@ def in_process(name: str, seconds: float) -> dict:
     task = 0
     while time.perf_counter() < end:
         t0 = time.perf_counter()
-        r = env.step(rng.choice(actions))
+        r = env.step(rng.choice(actions) if actions else env.random_action(rng))  # open space: its random policy
         lat.append(time.perf_counter() - t0)
         if r.done:
             task = (task + 1) % n_tasks
             env.reset(task, "train")
+    env.close()
+    env_cls.release_shared(env.shared)
     return {"mode": "in-process", "sessions": 1, "steps": len(lat), "steps_per_s": len(lat) / seconds,
             "p50_ms": 1000 * percentile(lat, 0.5), "p99_ms": 1000 * percentile(lat, 0.99)}
 

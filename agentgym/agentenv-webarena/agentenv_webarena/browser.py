@@ -163,9 +163,13 @@ class Browser:
 
     _closed = True  # until the browser has started
 
-    def __init__(self, executable: str | None = None, *, settle: float = 0.5, headless: bool = True) -> None:
+    def __init__(self, executable: str | None = None, *, settle: float = 0.5, headless: bool = True,
+                 timeout: float = 20.0) -> None:
         self._thread = _Thread("webarena-browser")
         self._settle = settle
+        self._navigations = 0  # main-frame navigations the pages of the context have started
+        self._loads = 0  # ... and load events they have fired (an action that navigates waits for its page)
+        self._timeout_ms = timeout * 1000  # Playwright's limit for one navigation or wait: a hanging page fails
         self._nodes: dict[str, axtree.NodeInfo] = {}
         self._context: Any = None
         self._page: Any = None
@@ -191,24 +195,28 @@ class Browser:
                 pw.stop()
                 raise
         self._held: list[int] = []
+        self.groups: list[int] = []  # Chromium's process groups (the driver is ``self._driver``)
         if self._driver is not None:
             groups = [os.getpgid(p.pid) for p in psutil.Process(self._driver).children() if "chrom" in p.name().lower()]
-            self._held = [self._driver, *groups]
+            self._held, self.groups = [self._driver, *groups], groups
             processes.kill_with_me(pids=[self._driver], groups=groups)
         return pw, browser
 
     # -- a task's pages ------------------------------------------------------------------------------------------
-    def open(self, start_urls: str | Sequence[str], storage_state: str | None = None,
+    def open(self, start_urls: str | Sequence[str], storage_state: str | dict | None = None,
              geolocation: dict[str, float] | None = None) -> Observation:
         """A fresh context with the task's start pages (WebArena's ``setup``), and the first observation."""
         urls = start_urls.split(START_SEPARATOR) if isinstance(start_urls, str) else list(start_urls)
         return self._thread.run(lambda: self._open(urls, storage_state, geolocation))
 
-    def _open(self, urls: list[str], storage_state: str | None, geolocation: dict[str, float] | None) -> Observation:
+    def _open(self, urls: list[str], storage_state: str | dict | None,
+              geolocation: dict[str, float] | None) -> Observation:
         if self._context is not None:
             self._context.close()
         self._context = self._browser.new_context(viewport=VIEWPORT, storage_state=storage_state,
                                                   geolocation=geolocation, device_scale_factor=1)
+        self._context.set_default_timeout(self._timeout_ms)
+        self._context.on("page", self._watch)
         for url in urls or ["about:blank"]:
             page = self._context.new_page()
             self._client(page).send("Accessibility.enable")
@@ -227,9 +235,34 @@ class Browser:
             page._agentenv_cdp = client
         return client
 
-    def _pause(self) -> None:
-        if self._settle > 0:
+    def _watch(self, page: Any) -> None:
+        def request(req: Any) -> None:
+            if req.is_navigation_request() and req.frame.parent_frame is None:
+                self._navigations += 1
+
+        def loaded(_: Any) -> None:
+            self._loads += 1
+
+        page.on("request", request)
+        page.on("load", loaded)
+
+    def _pause(self, navigations: int | None = None, loads: int = 0) -> None:
+        """WebArena's pause after an action; then, when the action started a navigation (``navigations``: the count
+        before it), until the new page has loaded: the old page is loaded already, so waiting for the current page's
+        load state alone may observe it, or a page half loaded."""
+        page = self._page
+        if page is None:
             time.sleep(self._settle)
+            return
+        try:
+            page.wait_for_timeout(self._settle * 1000)  # (it lets Playwright deliver the page's events meanwhile)
+            if navigations is not None and self._navigations != navigations:
+                deadline = time.monotonic() + self._timeout_ms / 1000
+                while self._loads == loads and time.monotonic() < deadline:
+                    page.wait_for_timeout(20)
+            page.wait_for_load_state("load")
+        except Exception:  # a page that never loads, or closed, is observed as it is
+            pass
 
     # -- the observation -------------------------------------------------------------------------------------------
     def observe(self) -> Observation:
@@ -247,11 +280,12 @@ class Browser:
         ``fail_error`` (WebArena's ``str`` of the exception), not an exception."""
         def run() -> Observation:
             error = ""
+            navigations, loads = self._navigations, self._loads
             try:
                 self._execute(action)
             except Exception as e:
                 error = str(e) or type(e).__name__
-            self._pause()
+            self._pause(navigations, loads)
             obs = self._observe()
             obs.fail_error = error
             return obs
@@ -320,6 +354,9 @@ class Browser:
         if self._page is None:
             raise BrowserError("no page is open: open() a task first")
         return self._page
+
+    def driver_pid(self) -> int | None:
+        return getattr(self, "_driver", None)
 
     def pids(self) -> set[int]:
         """This browser's processes: Playwright's driver and everything under it."""

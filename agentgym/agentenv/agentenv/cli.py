@@ -121,9 +121,14 @@ def _cmd_play(args: argparse.Namespace) -> int:
             return await run_episodes(pool, args.name, task_ids, policy, split=args.split,
                                       concurrency=args.concurrency, seed=args.seed, progress=not args.quiet)
 
+    options = _key_values(args.option)
+    if args.screenshots:  # the server saves them (a browser environment's option): say where, absolutely
+        if "screenshots" not in registry.load(args.name).Options.model_fields:
+            raise ValueError(f"{args.name} shows no screen: --screenshots is for browser environments (webarena)")
+        options["screenshots"] = str(Path(args.screenshots).resolve())
     # a URL of any kind addresses.py reads (agentgym+ and openenv+ ones are named after the environment played)
     given = parse_server_specs([f"{args.name}={u}" for u in args.server]) if args.server else None
-    with env_servers([args.name], given=given, token=args.token, options={args.name: _key_values(args.option)}) as urls:
+    with env_servers([args.name], given=given, token=args.token, options={args.name: options}) as urls:
         episodes = asyncio.run(play(urls[args.name]))
     if args.output:
         with open(args.output, "w") as f:
@@ -187,6 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--token", default=os.environ.get("AGENTENV_TOKEN"))
     s.add_argument("--output", default=None, help="write every episode as JSON lines")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--screenshots", default=None, metavar="DIR",
+                   help="save what the browser shows at every turn as DIR/SPLIT-TASK/TURN.png (browser environments)")
     s.set_defaults(fn=_cmd_play)
     return p
 
