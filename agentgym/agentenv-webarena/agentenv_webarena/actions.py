@@ -163,19 +163,3 @@ def describe(action: Action, lines: dict[str, str]) -> str:
             ActionType.PAGE_FOCUS: f"page_focus [{action.page_number}]", ActionType.STOP: f"stop [{action.answer}]",
             ActionType.NONE: "none"}[kind]
 
-
-def retarget(reply: str, seen: str, now: str) -> str:
-    """``reply`` with its element id moved to the element that ``now`` prints as ``seen`` printed the one it names.
-    Chrome numbers each loaded page's nodes anew, so the same page in two browsers has other ids; replaying one
-    browser's episode in another needs the ids of the other. Unchanged where the line is not found."""
-    found = re.search(r"(click|hover|type) ?\[(\d+)\]", reply)
-    if found is None:
-        return reply
-    line = re.search(rf"^\s*\[{found.group(2)}\] (.*)$", seen, re.M)
-    if line is None:
-        return reply
-    there = re.search(rf"^\s*\[(\d+)\] {re.escape(line.group(1))}$", now, re.M)
-    if there is None:
-        return reply
-    start, end = found.span(2)
-    return reply[:start] + there.group(1) + reply[end:]

@@ -72,6 +72,22 @@ def viewport_ratio(b: Bound, width: float, height: float) -> float:
     return overlap_w * overlap_h / w * h
 
 
+def renumber(nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The nodes with ids counted in the order Chrome lists them (its tree order), from 1. Chrome's own ids number
+    each page load anew (the same page loaded twice gets other ids, and the dataset prompt of a task would name other
+    elements than its reset); positions in the tree are the same at every load of the same page, and at any scroll."""
+    ids: dict[str, str] = {}
+    for node in nodes:
+        ids.setdefault(node["nodeId"], str(len(ids) + 1))
+    out = []
+    for node in nodes:
+        copy = {**node, "nodeId": ids[node["nodeId"]], "childIds": [ids.get(c, c) for c in node.get("childIds", [])]}
+        if "parentId" in node:
+            copy["parentId"] = ids.get(node["parentId"], node["parentId"])
+        out.append(copy)
+    return out
+
+
 def unique(nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The first node of each id, as copies (the viewport filter rewires parents and children)."""
     seen: set[str] = set()

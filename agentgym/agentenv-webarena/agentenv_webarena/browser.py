@@ -88,8 +88,9 @@ class Observation:
     fail_error: str = ""  # why the last action failed ("" when it ran)
 
 
-def read_page(page: Any, client: Any) -> Observation:
-    """WebArena's observation of ``page`` through its CDP session ``client`` (any thread that owns them)."""
+def read_page(page: Any, client: Any, stable_ids: bool = True) -> Observation:
+    """WebArena's observation of ``page`` through its CDP session ``client`` (any thread that owns them); element ids
+    are the nodes' positions in the tree (``stable_ids``, :func:`axtree.renumber`) or Chrome's own, as WebArena's."""
     tabs = page.context.pages
     try:
         header = axtree.tab_bar([tab.title() for tab in tabs], tabs.index(page))
@@ -101,6 +102,8 @@ def read_page(page: Any, client: Any) -> Observation:
         page.wait_for_load_state("load", timeout=500)
         width, height = _window(page, client)
     nodes = client.send("Accessibility.getFullAXTree", {})["nodes"]
+    if stable_ids:
+        nodes = axtree.renumber(nodes)
     rects: dict[str, Any] = {}
     for node in axtree.unique(nodes):
         if "backendDOMNodeId" in node and node["role"]["value"] != "RootWebArea":
@@ -164,9 +167,10 @@ class Browser:
     _closed = True  # until the browser has started
 
     def __init__(self, executable: str | None = None, *, settle: float = 0.5, headless: bool = True,
-                 timeout: float = 20.0) -> None:
+                 timeout: float = 20.0, stable_ids: bool = True) -> None:
         self._thread = _Thread("webarena-browser")
         self._settle = settle
+        self._stable_ids = stable_ids
         self._navigations = 0  # main-frame navigations the pages of the context have started
         self._loads = 0  # ... and load events they have fired (an action that navigates waits for its page)
         self._timeout_ms = timeout * 1000  # Playwright's limit for one navigation or wait: a hanging page fails
@@ -270,7 +274,7 @@ class Browser:
 
     def _observe(self) -> Observation:
         page = self._require()
-        obs = read_page(page, self._client(page))
+        obs = read_page(page, self._client(page), self._stable_ids)
         self._nodes = dict(obs.nodes)
         return obs
 

@@ -9,7 +9,6 @@ from agentenv_webarena.actions import (
     extract,
     parse,
     read_reply,
-    retarget,
 )
 
 
@@ -76,11 +75,3 @@ def test_the_previous_action_is_described_with_the_element_it_acted_on():
     assert describe(parse("tab_focus [1]"), lines) == "page_focus [1]"
     assert describe(parse("stop [N/A]"), lines) == "stop [N/A]"
 
-
-def test_retarget_moves_an_element_id_to_the_same_element_of_another_observation():
-    seen = "[33] RootWebArea 'Shop'\n\t[40] link 'Home'\n\t[41] link 'My Cart'"
-    now = "[50] RootWebArea 'Shop'\n\t[57] link 'Home'\n\t[58] link 'My Cart'"
-    assert retarget("so ```click [41]```", seen, now) == "so ```click [58]```"
-    assert retarget("```type [40] [a] [1]```", seen, now) == "```type [57] [a] [1]```"
-    assert retarget("```scroll [down]```", seen, now) == "```scroll [down]```"
-    assert retarget("```click [99]```", seen, now) == "```click [99]```"  # not printed: unchanged

@@ -1,6 +1,6 @@
 """The accessibility-tree observation as WebArena renders it (agentenv_webarena.axtree), on CDP-shaped nodes."""
 
-from agentenv_webarena.axtree import clean, observation, tab_bar, viewport_ratio
+from agentenv_webarena.axtree import clean, observation, renumber, tab_bar, viewport_ratio
 
 
 def node(node_id, role, name=None, children=(), parent=None, props=(), backend=True):
@@ -67,3 +67,16 @@ def test_static_text_is_dropped_when_the_last_three_kept_lines_hold_it():
 
 def test_the_tab_bar():
     assert tab_bar(["a", "b", "c"], 1) == "Tab 0: a | Tab 1 (current): b | Tab 2: c"
+
+
+def test_renumber_counts_ids_in_chromes_order_and_keeps_the_tree():
+    """Chrome's ids differ at each load of a page; tree positions do not (module renumber)."""
+    shifted = [{**n, "nodeId": str(int(n["nodeId"]) + 500), "childIds": [str(int(c) + 500) for c in n["childIds"]],
+                **({"parentId": str(int(n["parentId"]) + 500)} if "parentId" in n else {})} for n in PAGE]
+    shifted_rects = {str(int(k) + 500): v for k, v in RECTS.items()}
+    ids = {old: str(i) for i, old in enumerate(dict.fromkeys(n["nodeId"] for n in PAGE), 1)}
+    a = observation(renumber(PAGE), {ids[k]: v for k, v in RECTS.items()}, "Tab 0 (current): Shop")[0]
+    b = observation(renumber(shifted), {ids[str(int(k) - 500)]: v for k, v in shifted_rects.items()},
+                    "Tab 0 (current): Shop")[0]
+    assert a == b and "[3] link 'Home'" in a and "[5] textbox 'Search'" in a  # Home is the 3rd node Chrome lists
+    assert renumber(PAGE)[1]["parentId"] == "1" and renumber(PAGE)[0]["childIds"] == ["2", "6", "8", "9"]

@@ -159,8 +159,7 @@ def check_environment(env_cls: type[Environment], *, options: Mapping[str, Any] 
                       splits: Sequence[str] | Mapping[str, Iterable[int]] = ("test",), limit: int | None = None,
                       served: Sequence[int] = (0,), checks: Iterable[str] = CHECKS, registered: bool = True,
                       thoughts: bool = False, min_success_rate: float = 1.0,
-                      observation_key: Callable[[str], Any] | None = None,
-                      replayed_action: Callable[[str, str, str], str] | None = None) -> EnvironmentReport:
+                      observation_key: Callable[[str], Any] | None = None) -> EnvironmentReport:
     """Check an environment class against the SDK's contract (docs/environments.md), as Gymnasium's
     ``check_env`` checks an environment; a broken promise is an :class:`AssertionError` saying which.
 
@@ -192,17 +191,14 @@ def check_environment(env_cls: type[Environment], *, options: Mapping[str, Any] 
     ``min_success_rate``: the share of checked tasks the expert must solve. ``observation_key``: for an
     environment whose observations of the same state may differ between instances (a simulator listing
     objects in another order), what of two observations must agree (default: all of it); available
-    actions are then not compared between instances. ``replayed_action``: for an environment whose actions
-    name what only one instance's observation numbers (a browser's element ids), ``(action, the observation it was
-    taken on, the replaying instance's observation) -> the action to send`` when a played episode is replayed
-    through AgentGym's routes.
+    actions are then not compared between instances.
     """
     checks = tuple(checks)
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
         raise ValueError(f"unknown checks {unknown}; choose from {', '.join(CHECKS)}")
     checker = _Checker(env_cls, dict(options or {}), splits, limit, tuple(served), registered, thoughts,
-                       min_success_rate, observation_key, replayed_action)
+                       min_success_rate, observation_key)
     try:
         report = EnvironmentReport(env_cls, checker.options, checker.counts, checks)
         for part in CHECKS:
@@ -228,12 +224,12 @@ class _Checker:
     def __init__(self, env_cls: type[Environment], raw: dict[str, Any],
                  splits: Sequence[str] | Mapping[str, Iterable[int]], limit: int | None, served: tuple[int, ...],
                  registered: bool, thoughts: bool, min_success_rate: float,
-                 key: Callable[[str], Any] | None, replayed: Callable[[str, str, str], str] | None = None) -> None:
+                 key: Callable[[str], Any] | None) -> None:
         if not (isinstance(env_cls, type) and issubclass(env_cls, Environment)):
             raise AssertionError(f"{env_cls!r} is not an agentenv.Environment subclass")
         self.cls, self.raw, self.registered, self.thoughts = env_cls, raw, registered, thoughts
         self.name = str(getattr(env_cls, "name", env_cls.__name__))
-        self.min_success_rate, self.key, self.replayed = min_success_rate, key, replayed
+        self.min_success_rate, self.key = min_success_rate, key
         self._instances: list[Environment] = []
         self._shared: list[Any] = []
         profile_cls, rest = profiles.split_options(env_cls, raw)  # the options may name the class's own profile
@@ -467,7 +463,7 @@ class _Checker:
             except (TypeError, ValueError) as e:
                 raise AssertionError(f"{where}: reset's info is not JSON ({e})") from None
             assert a.observation() == obs, f"{where}: observation() after reset is not what reset returned"
-            assert initial is None or initial == obs, \
+            assert initial is None or self.same(initial, obs), \
                 f"{where}: initial_observation() {_short(initial)} differs from reset's {_short(obs)}"
             again, again_info = b.reset(task_id, split)
             assert self.same(again, obs) and again_info == info, \
@@ -592,7 +588,7 @@ class _Checker:
             n = served_cls.task_counts(None)[first_split]
             served = list(served_cls.agentgym.check_tasks) or [t for t in self.served if t < n] or [0]
             check_environment(served_cls, options=rest, splits=(first_split,), limit=0, served=served,
-                              checks=("agentgym",), observation_key=self.key, replayed_action=self.replayed)
+                              checks=("agentgym",), observation_key=self.key)
             return
         options = parse_options(self.cls, rest)
         shared = self.shared if options == self.options else self._load(options)
@@ -677,12 +673,9 @@ class _Checker:
                 for path in routes.extras:
                     call("GET", path, params={key: handle})
                 rewards, running = [], 0.0
-                seen, now = ep.first_observation, observed  # what the played and the replaying instance showed
                 for i, (action, want) in enumerate(zip(ep.actions, ep.results, strict=True)):
                     running += want.reward  # a running-reward server sends the episode's value so far
-                    sent_action = self.replayed(action, seen, now) if self.replayed else action
-                    got = call("POST", "/step", json={key: handle, "action": sent_action})
-                    seen, now = want.observation, got.get(routes.step_observation, "") if isinstance(got, dict) else ""
+                    got = call("POST", "/step", json={key: handle, "action": action})
                     turn = f"{where}: turn {i + 1} ({_short(action, 80)})"
                     wanted = {routes.step_observation, "reward", routes.step_done}
                     assert isinstance(got, dict) and wanted <= set(got), f"{turn}: /step answered {_short(got)}"
