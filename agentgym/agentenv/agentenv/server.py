@@ -170,6 +170,7 @@ class EnvService:
         self.task_counts: dict[str, int] = {}
         self.fingerprint = ""
         self._started = False
+        self.stopping = False  # set at shutdown: long jobs (first observations of a whole split) stop early
         self._start_lock = asyncio.Lock()
 
     async def start(self) -> None:
@@ -240,6 +241,8 @@ class EnvService:
         out = []
         try:
             for task_id in ids:
+                if self.stopping:  # the server is going down: its pool's threads must not keep it alive
+                    raise RuntimeError("the server is stopping")
                 obs = scratch.initial_observation(task_id, split)
                 if obs is None:
                     obs, _ = scratch.reset(task_id, split, None)
@@ -431,6 +434,7 @@ class EnvService:
                 await self._close_env(sess)
 
     async def shutdown(self) -> None:
+        self.stopping = True
         for sess in self.sessions.pop_all():
             await self._close_env(sess)
         if self._started:
@@ -584,6 +588,10 @@ def _loopback(host: str) -> bool:
         return False
 
 
+#: seconds a stopping server waits for requests in flight before it cancels them
+GRACE_SECONDS = 10
+
+
 def bind_socket(host: str, port: int) -> socket.socket:
     """A listening socket; port 0 picks a free port (read it back from the socket)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -656,8 +664,9 @@ def serve(env_cls: type[Environment], host: str = "127.0.0.1", port: int = 0,
                          f"{type(e).__name__}: {e}") from None
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
+    # a request still running after SIGTERM (first observations of a whole split: minutes) is cancelled after a while
     server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, timeout_keep_alive=75,
-                                           backlog=2048))
+                                           backlog=2048, timeout_graceful_shutdown=GRACE_SECONDS))
 
     async def announce() -> None:
         while not server.started:  # noqa: ASYNC110 - uvicorn offers no event for it
