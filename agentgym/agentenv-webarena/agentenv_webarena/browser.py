@@ -260,12 +260,21 @@ class Browser:
             return
         try:
             page.wait_for_timeout(self._settle * 1000)  # (it lets Playwright deliver the page's events meanwhile)
-            if navigations is not None and self._navigations != navigations:
+            if navigations is not None:
                 deadline = time.monotonic() + self._timeout_ms / 1000
-                while self._loads == loads and time.monotonic() < deadline:
+                for _ in range(2):  # a navigation seen late (a busy machine) is waited for too
+                    while self._navigations != navigations and self._loads == loads and time.monotonic() < deadline:
+                        page.wait_for_timeout(20)
+                    page.wait_for_load_state("load")
                     page.wait_for_timeout(20)
             page.wait_for_load_state("load")
-        except Exception:  # a page that never loads, or closed, is observed as it is
+        except Exception:  # a page that never loads: stopped, and observed as it is (reading it would wait)
+            self._stop_loading(page)
+
+    def _stop_loading(self, page: Any) -> None:
+        try:
+            self._client(page).send("Page.stopLoading")
+        except Exception:  # a page that has gone
             pass
 
     # -- the observation -------------------------------------------------------------------------------------------
@@ -289,6 +298,7 @@ class Browser:
                 self._execute(action)
             except Exception as e:
                 error = str(e) or type(e).__name__
+                self._stop_loading(self._require())
             self._pause(navigations, loads)
             obs = self._observe()
             obs.fail_error = error

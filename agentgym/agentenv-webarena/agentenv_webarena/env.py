@@ -70,6 +70,9 @@ class WebArenaOptions(BaseModel):
     judge_key_env: str = "OPENAI_API_KEY"
     #: seconds to wait after each action before reading the page (WebArena: 2.0 on its Docker sites)
     settle: float = Field(default=0.2, ge=0.0, le=10.0)
+    #: seconds Playwright waits for a page (a navigation, a load) before the action fails with its error; a step
+    #: that hangs longer still (``step_timeout``) loses its session and its browser
+    page_timeout: float = Field(default=20.0, gt=0.0, le=600.0)
     #: element ids: "stable" (a node's position in the page's accessibility tree: the same page shows the same ids
     #: at every load, so a task's dataset prompt names the elements its reset shows) or "chrome" (Chrome's own node
     #: ids, as WebArena prints them: another number at each load of a page)
@@ -141,7 +144,8 @@ class WebArenaEnv(Environment):
     @classmethod
     def fingerprint(cls, counts: dict[str, int], options: BaseModel, extra: Any = None) -> str:
         # the settle time, Chromium and the judge do not change the tasks
-        kept = options.model_copy(update={"settle": 0.0, "chromium": None, "screenshots": None})
+        kept = options.model_copy(update={"settle": 0.0, "chromium": None, "screenshots": None,
+                                          "page_timeout": 20.0})
         return super().fingerprint(counts, kept, extra)
 
     @classmethod
@@ -209,8 +213,7 @@ class WebArenaEnv(Environment):
             if page is None:
                 token = shared.sites.instances.create()
                 try:
-                    with Browser(self.options.chromium, settle=self.options.settle,
-                                    stable_ids=self.options.element_ids == "stable") as browser:
+                    with self._new_browser() as browser:
                         page = browser.open(config["start_url"], shared.sites.instances.storage_state(token))
                 finally:
                     shared.sites.instances.drop(token)
@@ -245,10 +248,13 @@ class WebArenaEnv(Environment):
                              "(browser_env/auto_login.py) and give its folder as --option auth_dir=...")
         return str(path)
 
+    def _new_browser(self) -> Browser:
+        return Browser(self.options.chromium, settle=self.options.settle, timeout=self.options.page_timeout,
+                       stable_ids=self.options.element_ids == "stable")
+
     def _require_browser(self) -> Browser:
         if self._browser is None:
-            self._browser = Browser(self.options.chromium, settle=self.options.settle,
-                                    stable_ids=self.options.element_ids == "stable")
+            self._browser = self._new_browser()
             processes.adopt(self, pids=[p for p in [self._browser.driver_pid()] if p], groups=self._browser.groups)
         return self._browser
 

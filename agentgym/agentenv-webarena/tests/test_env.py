@@ -59,7 +59,7 @@ def test_check_environment(part):
     """The expert part plays one test task of each template (the whole split is measured by `agentenv play`). With
     element ids counted in tree order a page reads the same in every browser: resets are deterministic, the dataset
     prompt is the reset's observation, and an episode replays through AgentGym's routes in another browser."""
-    check_environment(WebArenaEnv, checks=(part,), options={"settle": 0.05}, thoughts=True,
+    check_environment(WebArenaEnv, checks=(part,), thoughts=True,
                       splits={"test": _sample("test", 1)}, served=(0,))
 
 

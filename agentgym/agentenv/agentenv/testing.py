@@ -14,6 +14,7 @@ from typing import Any
 
 from agentenv import profiles
 from agentenv.env import Environment, StepResult
+from agentenv.errors import NotSupported
 from agentenv.server import AppThread, ServerConfig, create_app, parse_options
 
 
@@ -83,7 +84,14 @@ async def create_close_cycles(client: Any, n: int, n_tasks: int, width: int = 16
     async def one(k: int) -> None:
         created = await client.create(k % n_tasks, "train")
         actions = await client.available_actions(created.env_id)
-        await client.step(created.env_id, actions[k % len(actions)] if actions else "look")
+        if actions:
+            action = actions[k % len(actions)]
+        else:  # an open action space: the server's random policy, where it has one
+            try:
+                action = await client.policy_action(created.env_id, "random")
+            except NotSupported:
+                action = "look"
+        await client.step(created.env_id, action)
         await client.close(created.env_id)
 
     for start in range(0, n, width):
