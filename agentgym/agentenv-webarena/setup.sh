@@ -6,3 +6,5 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bash "$here/../agentenv/scripts/ensure-command.sh" chromium chromium agentenv-webarena
 "${PYTHON:-python}" -m pip install ${PIP_ARGS:-} -e "$here"
+# MiniWoB++'s pages (task_set=miniwob): data only, so without the package's Selenium side
+"${PYTHON:-python}" -m pip install ${PIP_ARGS:-} --no-deps miniwob==1.1.0

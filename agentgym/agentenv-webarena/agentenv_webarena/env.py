@@ -26,6 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv import Environment, Split, StepResult, processes
 from agentenv.interop.agentgym_routes import AgentGymRoutes
+from agentenv.server import AppThread
+from agentenv_webarena import miniwob
 from agentenv_webarena.actions import Action, ActionParsingError, ActionType, describe, read_reply
 from agentenv_webarena.browser import Browser, Observation
 from agentenv_webarena.evaluators import Grade, Judge, evaluate
@@ -36,7 +38,8 @@ PARSING_FAILURES = 3  # WebArena's run.py: stop after this many replies in a row
 REPEATS = 3  # ... or the same action this many times in a row
 #: how the embedded sites' addresses read in the prompt (WebArena maps its sites' local addresses to real-looking
 #: ones the same way): the ports change from server to server, the prompt should not
-SHOWN = {"shopping": "http://market.webarena.local", "reddit": "http://forum.webarena.local"}
+SHOWN = {"shopping": "http://market.webarena.local", "reddit": "http://forum.webarena.local",
+         "miniwob": "http://miniwob.webarena.local"}
 
 INSTRUCTION = (
     "You are an autonomous agent using a web browser to accomplish a task. Each turn you see the current page as its "
@@ -53,6 +56,10 @@ class WebArenaOptions(BaseModel):
     """Server options (``agentenv serve webarena --option KEY=VALUE``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    #: the task set when no ``config`` is given: "embedded" (the shop and forum this server hosts, 252 test and
+    #: 1,230 train tasks) or "miniwob" (MiniWoB++'s 130 pages from the ``miniwob`` package, 2 seeds each to test
+    #: and 10 to train; :mod:`agentenv_webarena.miniwob`)
+    task_set: Literal["embedded", "miniwob"] = "embedded"
     #: WebArena task configs (a JSON list like ``test.raw.json``, or a directory of ``N.json``): served as the test
     #: split, on the sites given by ``sites``; unset: the embedded task set on the embedded sites
     config: str | None = None
@@ -93,6 +100,12 @@ class Shared:
     helpers: dict[str, str] = field(default_factory=dict)  # what WebArena's helper functions resolve to here
     start_pages: dict[str, Observation] = field(default_factory=dict)  # an embedded start URL -> its first page
     lock: threading.Lock = field(default_factory=threading.Lock)
+    served: list[Any] = field(default_factory=list)  # what this server hosts (the sites, MiniWoB's pages): closed last
+
+    @property
+    def hosted(self) -> bool:
+        """The sites are this server's own (their addresses read as :data:`SHOWN` in the prompt)."""
+        return bool(self.served)
 
 
 class WebArenaEnv(Environment):
@@ -158,17 +171,22 @@ class WebArenaEnv(Environment):
             return Shared({"test": read_configs(options.config), "train": []}, urls, judge=judge)
         if options.sites:
             raise ValueError("sites= needs config= (WebArena's task configs for those sites)")
+        if options.task_set == "miniwob":
+            folder = miniwob.html_dir()
+            pages = AppThread(miniwob.app(folder), lifespan="off")
+            tasks = {split: [Task(c) for c in configs] for split, configs in miniwob.tasks(folder).items()}
+            return Shared(tasks, {"miniwob": pages.url}, judge=judge, served=[pages])
         from agentenv_webarena.sites.serve import Sites  # starts two servers: only the embedded default needs them
 
         sites = Sites()
         urls = sites.urls
         return Shared(embedded_tasks(sites.world), urls, sites, judge,
-                      {"shopping_orders": urls["shopping"] + "/orders/latest"})
+                      {"shopping_orders": urls["shopping"] + "/orders/latest"}, served=[sites])
 
     @classmethod
     def release_shared(cls, shared: Shared) -> None:
-        if shared is not None and shared.sites is not None:
-            shared.sites.close()
+        for served in shared.served if shared is not None else []:
+            served.stop() if isinstance(served, AppThread) else served.close()
 
     # -- an episode ----------------------------------------------------------------------------------------------------
     def reset(self, task_id: int, split: Split = "test", seed: int | None = None) -> tuple[str, dict[str, Any]]:
@@ -191,6 +209,9 @@ class WebArenaEnv(Environment):
             subprocess.run(self.options.reset_command, shell=True, check=True, timeout=600)
         browser = self._require_browser()
         self._obs = browser.open(self._config["start_url"], storage, self._config.get("geolocation"))
+        if self._is_miniwob():  # the page draws its problem for the task's seed, and states it
+            self._config["intent"] = miniwob.start(browser, self._config["instantiation_dict"]["seed"])
+            self._obs = browser.observe()
         self._previous, self._actions, self._done = "None", [], False
         self._text = self._prompt()
         self._shots = Path(self.options.screenshots) / f"{split}-{task_id}" if self.options.screenshots else None
@@ -258,16 +279,19 @@ class WebArenaEnv(Environment):
             processes.adopt(self, pids=[p for p in [self._browser.driver_pid()] if p], groups=self._browser.groups)
         return self._browser
 
+    def _is_miniwob(self) -> bool:
+        return self._config.get("eval", {}).get("eval_types") == ["miniwob"]
+
     def _shown(self, text: str) -> str:
-        """The embedded sites' addresses in ``text`` as the prompt shows them (:data:`SHOWN`)."""
-        if self.shared.sites is None:
+        """The hosted sites' addresses in ``text`` as the prompt shows them (:data:`SHOWN`)."""
+        if not self.shared.hosted:
             return text
         for site, base in self.shared.urls.items():
             text = text.replace(base, SHOWN[site])
         return text
 
     def _local(self, url: str) -> str:
-        if self.shared.sites is None:
+        if not self.shared.hosted:
             return url
         for site, shown in SHOWN.items():
             if url.startswith(shown):
@@ -314,6 +338,8 @@ class WebArenaEnv(Environment):
         self._obs = self._browser.act(parsed)
         if self._obs.fail_error:
             self._previous += f" (it failed: {self._obs.fail_error.splitlines()[0][:200]})"
+        if self._is_miniwob() and miniwob.outcome(self._browser)[0]:  # the page has ended the episode
+            return self._finish("")
         last = self._actions[-REPEATS:]
         if (len(last) == REPEATS and parsed.kind != ActionType.TYPE
                 and all(a is not None and a == self._actions[-1] for a in last)):
@@ -330,7 +356,11 @@ class WebArenaEnv(Environment):
         self._done = True
         assert self._browser is not None
         try:
-            grade = evaluate(self._config, answer, self._browser, self.shared.judge, self.shared.helpers)
+            if self._is_miniwob():  # the page's own reward (-1 .. 1; 0 while it has not ended)
+                raw = miniwob.outcome(self._browser)[1]
+                grade = Grade(raw, parts={"miniwob": raw})
+            else:
+                grade = evaluate(self._config, answer, self._browser, self.shared.judge, self.shared.helpers)
         except Exception as e:  # a site that fails while being read: the task is not passed
             grade = Grade(0.0, f"grading failed: {type(e).__name__}: {e}")
         ended = f" (ended: {why})" if why else ""
@@ -341,8 +371,9 @@ class WebArenaEnv(Environment):
             info["ungradable"] = grade.ungradable
         if why:
             info["ended"] = why
-        return StepResult(text, reward=grade.score, done=True, success=grade.score >= 1.0 and not grade.ungradable,
-                          score=grade.score, valid=valid, info=info)
+        # the reward is the score, but MiniWoB's failures (-1): no reward
+        return StepResult(text, reward=max(0.0, grade.score), done=True,
+                          success=grade.score >= 1.0 and not grade.ungradable, score=grade.score, valid=valid, info=info)
 
     def observation(self) -> str:
         return self._text

@@ -25,7 +25,7 @@ from agentenv_webarena.world import World, address, build, slug
 
 #: WebArena's site placeholders
 PLACEHOLDERS = ("__SHOPPING_ADMIN__", "__SHOPPING__", "__REDDIT__", "__GITLAB__", "__MAP__", "__WIKIPEDIA__",
-                "__HOMEPAGE__")
+                "__HOMEPAGE__", "__MINIWOB__")
 SITE_OF_PLACEHOLDER = {p: p.strip("_").lower() for p in PLACEHOLDERS}
 SPLIT_SEED = {"test": 1, "train": 2}
 
