@@ -20,7 +20,20 @@ from tqdm import tqdm
 
 from agentenv.client import AsyncEnvClient
 from agentenv.launcher import ServerProcess
+from agentenv.processes import REAPER_MARK
 from agentenv.testing import create_close_cycles, tree_rss
+
+
+def left_behind(pid: int) -> list[psutil.Process]:
+    """The server's child processes, but the reaper, which lives as long as the server (agentenv.processes)."""
+    out = []
+    for p in psutil.Process(pid).children(recursive=True):
+        try:
+            if not any(REAPER_MARK in part for part in p.cmdline()):
+                out.append(p)
+        except psutil.Error:  # ended meanwhile
+            pass
+    return out
 
 
 def measure(name: str, warmup: int, cycles: int, width: int, every: int = 0) -> dict:
@@ -46,7 +59,7 @@ def measure(name: str, warmup: int, cycles: int, width: int, every: int = 0) -> 
                 return {"series": series, "env": name, "cycles": cycles, "width": width_, "before_kib": before >> 10,
                         "after_kib": after >> 10, "growth_kib": (after - before) >> 10,
                         "sessions_left": (await c.health())["sessions"],
-                        "children_left": len(psutil.Process(server.proc.pid).children(recursive=True)),
+                        "children_left": len(left_behind(server.proc.pid)),
                         "seconds": seconds}
 
         return asyncio.run(run())

@@ -373,7 +373,8 @@ class WebArenaEnv(Environment):
             info["ended"] = why
         # the reward is the score, but MiniWoB's failures (-1): no reward
         return StepResult(text, reward=max(0.0, grade.score), done=True,
-                          success=grade.score >= 1.0 and not grade.ungradable, score=grade.score, valid=valid, info=info)
+                          success=grade.score >= 1.0 and not grade.ungradable, score=grade.score, valid=valid,
+                          info=info)
 
     def observation(self) -> str:
         return self._text

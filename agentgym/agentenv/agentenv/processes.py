@@ -178,7 +178,8 @@ def end(proc: subprocess.Popen, grace: float = 3.0) -> None:
 
 #: the reaper: it reads "group PGID" / "pid PID" / "forget N" lines and, when its input ends (its owner is gone,
 #: however it went), kills the process groups and processes it still holds
-_REAPER = """
+REAPER_MARK = "# agentenv reaper"  # the first line of its program: how a process listing tells it apart
+_REAPER = REAPER_MARK + """
 import os, signal, sys
 held = {}
 for line in sys.stdin:
