@@ -9,7 +9,7 @@ By default the tasks are the embedded set (:mod:`agentenv_webarena.tasks`) on th
 (:mod:`agentenv_webarena.sites`), each task on its own copy of their state. ``--option config=PATH --option
 sites=shopping=URL,...`` serves WebArena's own task configs (the test split) against the user's self-hosted sites,
 with their logins (``storage_state`` files, from ``auth_dir``) and, for tasks that change a site, the user's reset
-command.
+command. ``--option task_set=miniwob`` serves MiniWoB++'s pages instead (:mod:`agentenv_webarena.miniwob`).
 """
 
 from __future__ import annotations
