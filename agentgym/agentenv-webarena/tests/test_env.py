@@ -72,9 +72,9 @@ def test_task_set_sizes_kinds_and_format():
 
 
 def test_expert_solves_every_template_of_the_train_split(env):
-    """Two tasks of each of the 18 templates."""
+    """A task of each of the 18 templates."""
     failed = []
-    for task_id in _sample("train", 2):
+    for task_id in _sample("train", 1):
         result = _play(env, task_id, "train")
         if not (result.success and result.reward == 1.0):
             failed.append((task_id, TASKS["train"][task_id].config["intent"], result.observation))
@@ -129,9 +129,9 @@ def test_prompt_shows_stable_addresses_and_goto_maps_them_back(env):
 
 def test_random_policy_is_far_below_the_expert(env):
     rng = random.Random(0)
-    tasks = _sample("test", 1)
+    tasks = _sample("test", 1)[::2]  # 9 templates (the whole split is measured by `agentenv play`: 0 of 252)
     wins = sum(_play(env, t, policy=lambda e: e.random_action(rng)).success for t in tasks)
-    assert wins <= len(tasks) // 4, wins
+    assert wins <= 2, wins
 
 
 def test_screenshots_are_saved_per_turn(tmp_path):

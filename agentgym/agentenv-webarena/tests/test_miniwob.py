@@ -61,14 +61,14 @@ def test_stop_before_the_page_ends_scores_nothing_and_random_rarely_wins(env):
     env.reset(task(env, "enter-text"), "test")
     assert env.step("```stop []```").reward == 0.0
     rng, wins = random.Random(0), 0
-    for t in range(0, 260, 13):
+    for t in range(0, 260, 26):  # 10 pages (the whole split, measured by `agentenv play`: 11 of 260)
         env.reset(t, "test")
         for _ in range(env.max_turns):
             result = env.step(env.random_action(rng))
             if result.done:
                 break
         wins += result.success
-    assert wins <= 5
+    assert wins <= 3
 
 
 def test_without_the_package_one_clear_error(monkeypatch):
