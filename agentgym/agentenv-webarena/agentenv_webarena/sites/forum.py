@@ -7,10 +7,9 @@ from __future__ import annotations
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
-from agentenv_webarena.sites.pages import escape, links, no_instance, page, redirect
-from agentenv_webarena.sites.state import COOKIE, ForumState, Instances
+from agentenv_webarena.sites.pages import escape, links, page, redirect
+from agentenv_webarena.sites.state import ForumState, Instances, instance_routes
 from agentenv_webarena.world import FORUM_USER, Comment, Post, World
 
 NAME = "Loopback Forum"
@@ -21,10 +20,6 @@ def forum_app(world: World, instances: Instances) -> Starlette:
     def nav() -> str:
         items = [("/", "Home"), ("/forums", "Forums"), (f"/user/{FORUM_USER}", FORUM_USER)]
         return f'<nav aria-label="Site">{links(items)}</nav>'
-
-    def state_of(request: Request) -> ForumState | None:
-        inst = instances.get(request.cookies.get(COOKIE))
-        return inst.forum if inst else None
 
     def posts_of(state: ForumState, forum: str) -> list[Post]:
         return world.forum_posts(forum) + [p for p in state.posts.values() if p.forum == forum]
@@ -44,21 +39,15 @@ def forum_app(world: World, instances: Instances) -> Starlette:
                 f'<p>Submitted by <a href="/user/{p.author}">{p.author}</a> · score {score(state, p)} · '
                 f"{n} comment{'s' * (n != 1)}</p></article>")
 
-    async def home(request: Request) -> Response:
-        if state_of(request) is None:
-            return no_instance(NAME)
+    async def home(request: Request, state: ForumState) -> Response:
         boards = "".join(f'<li><a href="/f/{f}">f/{f}</a></li>' for f in world.forums)
         return page(NAME, nav(), f"<h1>{NAME}</h1><h2>Forums</h2><ul>{boards}</ul>")
 
-    async def forums(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def forums(request: Request, state: ForumState) -> Response:
         rows = "".join(f'<li><a href="/f/{f}">f/{f}</a> ({len(posts_of(state, f))} posts)</li>' for f in world.forums)
         return page(f"Forums - {NAME}", nav(), f"<h1>All forums</h1><ul>{rows}</ul>")
 
-    async def board(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def board(request: Request, state: ForumState) -> Response:
         forum = request.path_params["forum"]
         if forum not in world.forums:
             return page(f"404 - {NAME}", nav(), "<h1>Page not found</h1><p>No such forum.</p>", 404)
@@ -71,9 +60,7 @@ def forum_app(world: World, instances: Instances) -> Starlette:
                 + "".join(row(state, p) for p in found))
         return page(f"f/{forum} - {NAME}", nav(), body)
 
-    async def post(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def post(request: Request, state: ForumState) -> Response:
         p = find(state, request.path_params["pid"])
         if p is None or p.forum != request.path_params["forum"]:
             return page(f"404 - {NAME}", nav(), "<h1>Page not found</h1><p>No such post.</p>", 404)
@@ -95,9 +82,7 @@ def forum_app(world: World, instances: Instances) -> Starlette:
                 f'<section class="comments"><h2>{len(said)} comment{"s" * (len(said) != 1)}</h2>{listed}</section>')
         return page(f"{p.title} - {NAME}", nav(), body)
 
-    async def vote(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def vote(request: Request, state: ForumState) -> Response:
         p = find(state, request.path_params["pid"])
         if p is None:
             return page(f"404 - {NAME}", nav(), "<h1>Page not found</h1>", 404)
@@ -105,9 +90,7 @@ def forum_app(world: World, instances: Instances) -> Starlette:
         state.votes[p.id] = 0 if state.votes.get(p.id, 0) == way else way
         return redirect(p.path)
 
-    async def comment(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def comment(request: Request, state: ForumState) -> Response:
         p = find(state, request.path_params["pid"])
         if p is None:
             return page(f"404 - {NAME}", nav(), "<h1>Page not found</h1>", 404)
@@ -116,9 +99,7 @@ def forum_app(world: World, instances: Instances) -> Starlette:
             state.comments.setdefault(p.id, []).append(Comment(FORUM_USER, text))
         return redirect(p.path)
 
-    async def submit(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def submit(request: Request, state: ForumState) -> Response:
         forum = request.path_params["forum"]
         if forum not in world.forums:
             return page(f"404 - {NAME}", nav(), "<h1>Page not found</h1><p>No such forum.</p>", 404)
@@ -136,20 +117,19 @@ def forum_app(world: World, instances: Instances) -> Starlette:
         state.posts[pid] = made
         return redirect(made.path)
 
-    async def user(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def user(request: Request, state: ForumState) -> Response:
         name = request.path_params["name"]
         mine = [p for p in list(world.posts.values()) + list(state.posts.values()) if p.author == name]
         return page(f"{name} - {NAME}", nav(), f"<h1>{escape(name)}</h1><h2>Submissions ({len(mine)})</h2>"
                     + "".join(row(state, p) for p in mine))
 
+    route = instance_routes(instances, NAME, "forum")
     return Starlette(routes=[
-        Route("/", home), Route("/forums", forums), Route("/f/{forum}", board),
-        Route("/f/{forum}/submit", submit, methods=["GET", "POST"]),
-        Route("/f/{forum}/{pid:int}/{slug}", post), Route("/f/{forum}/{pid:int}", post),
-        Route("/f/{forum}/{pid:int}/{slug}/vote", vote, methods=["POST"]),
-        Route("/f/{forum}/{pid:int}/{slug}/comment", comment, methods=["POST"]),
-        Route("/user/{name}", user),
+        route("/", home), route("/forums", forums), route("/f/{forum}", board),
+        route("/f/{forum}/submit", submit, methods=("GET", "POST")),
+        route("/f/{forum}/{pid:int}/{slug}", post), route("/f/{forum}/{pid:int}", post),
+        route("/f/{forum}/{pid:int}/{slug}/vote", vote, methods=("POST",)),
+        route("/f/{forum}/{pid:int}/{slug}/comment", comment, methods=("POST",)),
+        route("/user/{name}", user),
     ])
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
-from agentenv_webarena.sites.pages import escape, links, no_instance, page, redirect
-from agentenv_webarena.sites.state import COOKIE, Instances, ShopState
+from agentenv_webarena.sites.pages import escape, links, page, redirect
+from agentenv_webarena.sites.state import Instances, ShopState, instance_routes
 from agentenv_webarena.world import CUSTOMER, CUSTOMER_EMAIL, Order, Product, World, slug
 
 NAME = "Loopback Market"
@@ -51,10 +50,6 @@ def shop_app(world: World, instances: Instances) -> Starlette:
                 '<form action="/search" role="search"><input type="text" name="q" aria-label="Search" '
                 'placeholder="Search entire store here..."> <button type="submit">Search</button></form>')
 
-    def state_of(request: Request) -> ShopState | None:
-        inst = instances.get(request.cookies.get(COOKIE))
-        return inst.shop if inst else None
-
     def listing(state: ShopState, title: str, found: list[Product], request: Request) -> Response:
         raw = request.query_params.get("page", "1")
         n = int(raw) if raw.isdigit() and int(raw) >= 1 else 1
@@ -71,32 +66,24 @@ def shop_app(world: World, instances: Instances) -> Starlette:
                 f"<h1>{escape(title)}</h1><p>Your search returned no results.</p>")
         return page(f"{title} - {NAME}", nav(state), body)
 
-    async def home(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def home(request: Request, state: ShopState) -> Response:
         featured = [world.products[i] for i in sorted(world.products)[::40]]
         rows = "".join(f'<li><a href="/product/{p.id}">{escape(p.name)}</a> <span>{p.price_text}</span></li>'
                        for p in featured)
         return page(NAME, nav(state), f"<h1>{NAME}</h1><h2>Featured products</h2><ul>{rows}</ul>")
 
-    async def search_page(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def search_page(request: Request, state: ShopState) -> Response:
         query = request.query_params.get("q", "")
         return listing(state, f"Search results for: '{query}'", search(world, query), request)
 
-    async def category(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def category(request: Request, state: ShopState) -> Response:
         name = slugs.get(request.path_params["slug"])
         if name is None:
             return page(f"404 - {NAME}", nav(state), "<h1>Whoops, our bad...</h1><p>No such category.</p>", 404)
         found = sorted((p for p in world.products.values() if p.category == name), key=lambda p: p.name)
         return listing(state, name, found, request)
 
-    async def product(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def product(request: Request, state: ShopState) -> Response:
         p = world.products.get(request.path_params["pid"])
         if p is None:
             return page(f"404 - {NAME}", nav(state), "<h1>Whoops, our bad...</h1><p>No such product.</p>", 404)
@@ -115,9 +102,7 @@ def shop_app(world: World, instances: Instances) -> Starlette:
                   f'<section id="reviews"><h2>Customer Reviews ({count})</h2><ul>{reviews}</ul></section>')
         return page(f"{p.name} - {NAME}", nav(state), body)
 
-    async def cart_add(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def cart_add(request: Request, state: ShopState) -> Response:
         form = await request.form()
         pid, qty = str(form.get("product", "")), str(form.get("qty", "")).strip() or "1"
         if not pid.isdigit() or int(pid) not in world.products or not qty.isdigit() or int(qty) < 1:
@@ -126,16 +111,12 @@ def shop_app(world: World, instances: Instances) -> Starlette:
         state.cart[int(pid)] = state.cart.get(int(pid), 0) + int(qty)
         return redirect("/cart")
 
-    async def cart_remove(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def cart_remove(request: Request, state: ShopState) -> Response:
         form = await request.form()
         state.cart.pop(int(form.get("product", "0") or 0), None)
         return redirect("/cart")
 
-    async def cart(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def cart(request: Request, state: ShopState) -> Response:
         if not state.cart:
             return page(f"Shopping Cart - {NAME}", nav(state),
                         "<h1>Shopping Cart</h1><p>You have no items in your shopping cart.</p>")
@@ -156,9 +137,7 @@ def shop_app(world: World, instances: Instances) -> Starlette:
                          for key, label in fields)
         return f'<form method="post" action="{action}">{inputs}<p><button type="submit">{button}</button></p></form>'
 
-    async def checkout(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def checkout(request: Request, state: ShopState) -> Response:
         if request.method == "GET":
             if not state.cart:
                 return redirect("/cart")
@@ -183,9 +162,7 @@ def shop_app(world: World, instances: Instances) -> Starlette:
     def all_orders(state: ShopState) -> list[Order]:
         return list(world.orders) + state.orders
 
-    async def orders(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def orders(request: Request, state: ShopState) -> Response:
         rows = "".join(f"<tr><td>{o.number}</td><td>{o.date}</td><td>${o.total(world.products):,.2f}</td>"
                        f'<td>{o.status}</td><td><a href="/orders/{o.number}">View Order {o.number}</a></td></tr>'
                        for o in reversed(all_orders(state)))
@@ -193,9 +170,7 @@ def shop_app(world: World, instances: Instances) -> Starlette:
                 f"<th>Action</th></tr></thead><tbody>{rows}</tbody></table>")
         return page(f"My Orders - {NAME}", nav(state), body)
 
-    async def order(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def order(request: Request, state: ShopState) -> Response:
         number = request.path_params["number"]
         known = all_orders(state)
         if number == "latest" and known:
@@ -210,18 +185,14 @@ def shop_app(world: World, instances: Instances) -> Starlette:
                 f"<h2>Shipping Address</h2><p>{escape(found.address)}</p></div>")
         return page(f"Order # {found.number} - {NAME}", nav(state), body)
 
-    async def account(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def account(request: Request, state: ShopState) -> Response:
         body = (f"<h1>My Account</h1><section><h2>Contact Information</h2><p>{CUSTOMER}</p><p>{CUSTOMER_EMAIL}</p>"
                 f'</section><section id="address"><h2>Default Shipping Address</h2>'
                 f"<p>{escape(state.address or world.address)}</p></section>"
                 '<p><a href="/account/address">Change Shipping Address</a></p>')
         return page(f"My Account - {NAME}", nav(state), body)
 
-    async def change_address(request: Request) -> Response:
-        if (state := state_of(request)) is None:
-            return no_instance(NAME)
+    async def change_address(request: Request, state: ShopState) -> Response:
         form_html = address_form("/account/address", "Save Address", name=False)
         if request.method == "GET":
             return page(f"Change Shipping Address - {NAME}", nav(state),
@@ -233,10 +204,11 @@ def shop_app(world: World, instances: Instances) -> Starlette:
         state.address = f"{CUSTOMER}, {form['street']}, {form['city']} {form['postcode']}"
         return redirect("/account")
 
+    route = instance_routes(instances, NAME, "shop")
     return Starlette(routes=[
-        Route("/", home), Route("/search", search_page), Route("/category/{slug}", category),
-        Route("/product/{pid:int}", product), Route("/cart", cart), Route("/cart/add", cart_add, methods=["POST"]),
-        Route("/cart/remove", cart_remove, methods=["POST"]), Route("/checkout", checkout, methods=["GET", "POST"]),
-        Route("/orders", orders), Route("/orders/{number}", order), Route("/account", account),
-        Route("/account/address", change_address, methods=["GET", "POST"]),
+        route("/", home), route("/search", search_page), route("/category/{slug}", category),
+        route("/product/{pid:int}", product), route("/cart", cart), route("/cart/add", cart_add, methods=("POST",)),
+        route("/cart/remove", cart_remove, methods=("POST",)), route("/checkout", checkout, methods=("GET", "POST")),
+        route("/orders", orders), route("/orders/{number}", order), route("/account", account),
+        route("/account/address", change_address, methods=("GET", "POST")),
     ])

@@ -6,8 +6,15 @@ from __future__ import annotations
 
 import secrets
 import threading
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from agentenv_webarena.sites.pages import no_instance
 from agentenv_webarena.world import Comment, Order, Post
 
 COOKIE = "agentenv_site"
@@ -63,3 +70,19 @@ class Instances:
         """A Playwright storage state holding the instance's cookie (how WebArena hands a task its login)."""
         return {"cookies": [{"name": COOKIE, "value": token, "domain": host, "path": "/", "expires": -1,
                              "httpOnly": False, "secure": False, "sameSite": "Lax"}], "origins": []}
+
+
+def instance_routes(instances: Instances, site: str, part: str) -> Callable[..., Route]:
+    """A maker of a site's routes whose handlers take ``(request, state)``: ``state`` is the ``part`` ("shop",
+    "forum") of the instance the request's cookie names; a request without one gets :func:`no_instance`."""
+    def route(path: str, handler: Callable[[Request, Any], Awaitable[Response]],
+              methods: Sequence[str] = ("GET",)) -> Route:
+        async def endpoint(request: Request) -> Response:
+            inst = instances.get(request.cookies.get(COOKIE))
+            if inst is None:
+                return no_instance(site)
+            return await handler(request, getattr(inst, part))
+
+        return Route(path, endpoint, methods=list(methods))
+
+    return route
