@@ -18,6 +18,7 @@ import os
 import random
 import subprocess
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -32,7 +33,7 @@ from agentenv_webarena.actions import Action, ActionParsingError, ActionType, de
 from agentenv_webarena.browser import Browser, Observation
 from agentenv_webarena.evaluators import Grade, Judge, evaluate
 from agentenv_webarena.expert import Expert, reply, role_and_name
-from agentenv_webarena.tasks import Task, embedded_tasks, fill, parse_sites, read_configs
+from agentenv_webarena.tasks import PLACEHOLDERS, Task, embedded_tasks, fill, parse_sites, read_configs
 
 PARSING_FAILURES = 3  # WebArena's run.py: stop after this many replies in a row without an action
 REPEATS = 3  # ... or the same action this many times in a row
@@ -50,6 +51,11 @@ INSTRUCTION = (
     "stop [answer] when the objective is reached (give the answer when it asks a question, otherwise leave it "
     "empty; answer N/A if the task cannot be done).\n"
     "Think briefly, then end your reply with: In summary, the next action I will perform is ```action```")
+
+
+def prompt(page: str, url: str, objective: str, previous: str) -> str:
+    """WebArena's prompt of one turn (its ``p_cot_id_actree_2s`` template's layout)."""
+    return f"OBSERVATION:\n{page}\nURL: {url}\nOBJECTIVE: {objective}\nPREVIOUS ACTION: {previous}"
 
 
 class WebArenaOptions(BaseModel):
@@ -91,6 +97,10 @@ class WebArenaOptions(BaseModel):
     screenshots: str | None = None
 
 
+#: options that change how the browser runs or is watched, not the tasks (the fingerprint leaves them out)
+RUNTIME_OPTIONS = ("settle", "chromium", "screenshots", "page_timeout")
+
+
 @dataclass
 class Shared:
     tasks: dict[str, list[Task]]
@@ -100,7 +110,8 @@ class Shared:
     helpers: dict[str, str] = field(default_factory=dict)  # what WebArena's helper functions resolve to here
     start_pages: dict[str, Observation] = field(default_factory=dict)  # an embedded start URL -> its first page
     lock: threading.Lock = field(default_factory=threading.Lock)
-    served: list[Any] = field(default_factory=list)  # what this server hosts (the sites, MiniWoB's pages): closed last
+    #: how to stop what this server hosts (the sites, MiniWoB's pages), at release
+    served: list[Callable[[], None]] = field(default_factory=list)
 
     @property
     def hosted(self) -> bool:
@@ -156,9 +167,9 @@ class WebArenaEnv(Environment):
 
     @classmethod
     def fingerprint(cls, counts: dict[str, int], options: BaseModel, extra: Any = None) -> str:
-        # the settle time, Chromium and the judge do not change the tasks
-        kept = options.model_copy(update={"settle": 0.0, "chromium": None, "screenshots": None,
-                                          "page_timeout": 20.0})
+        # how the browser is run and watched does not change the tasks: those options count at their defaults
+        fields = WebArenaOptions.model_fields
+        kept = options.model_copy(update={k: fields[k].default for k in RUNTIME_OPTIONS})
         return super().fingerprint(counts, kept, extra)
 
     @classmethod
@@ -175,18 +186,18 @@ class WebArenaEnv(Environment):
             folder = miniwob.html_dir()
             pages = AppThread(miniwob.app(folder), lifespan="off")
             tasks = {split: [Task(c) for c in configs] for split, configs in miniwob.tasks(folder).items()}
-            return Shared(tasks, {"miniwob": pages.url}, judge=judge, served=[pages])
+            return Shared(tasks, {"miniwob": pages.url}, judge=judge, served=[pages.stop])
         from agentenv_webarena.sites.serve import Sites  # starts two servers: only the embedded default needs them
 
         sites = Sites()
         urls = sites.urls
         return Shared(embedded_tasks(sites.world), urls, sites, judge,
-                      {"shopping_orders": urls["shopping"] + "/orders/latest"}, served=[sites])
+                      {"shopping_orders": urls["shopping"] + "/orders/latest"}, served=[sites.close])
 
     @classmethod
     def release_shared(cls, shared: Shared) -> None:
-        for served in shared.served if shared is not None else []:
-            served.stop() if isinstance(served, AppThread) else served.close()
+        for stop in shared.served if shared is not None else []:
+            stop()
 
     # -- an episode ----------------------------------------------------------------------------------------------------
     def reset(self, task_id: int, split: Split = "test", seed: int | None = None) -> tuple[str, dict[str, Any]]:
@@ -198,9 +209,7 @@ class WebArenaEnv(Environment):
             raise IndexError(f"task {task_id} out of range for split {split!r} ({len(tasks)} tasks)")
         self._task = tasks[task_id]
         self._config = fill(self._task.config, shared.urls)
-        unfilled = [p for p in ("__SHOPPING", "__REDDIT", "__GITLAB", "__MAP", "__WIKIPEDIA")
-                    if p in self._config["start_url"]]
-        if unfilled:
+        if any(p in self._config["start_url"] for p in PLACEHOLDERS):
             raise ValueError(f"task {task_id} starts on a site with no address: give --option sites=... "
                              f"({self._config['start_url']})")
         self._expert = Expert(tuple(fill(list(self._task.plan), shared.urls))) if self._task.plan else None
@@ -239,8 +248,7 @@ class WebArenaEnv(Environment):
                 finally:
                     shared.sites.instances.drop(token)
                 shared.start_pages[config["start_url"]] = page
-        return self._shown(f"OBSERVATION:\n{page.text}\nURL: {page.url}\n"
-                           f"OBJECTIVE: {config['intent']}\nPREVIOUS ACTION: None")
+        return self._shown(prompt(page.text, page.url, config["intent"], "None"))
 
     def agentgym_reset(self) -> dict[str, Any]:
         """What AgentGym's WebArena server answers a reset with: the page's text (without the prompt around it), the
@@ -300,8 +308,7 @@ class WebArenaEnv(Environment):
 
     def _prompt(self) -> str:
         assert self._obs is not None
-        return self._shown(f"OBSERVATION:\n{self._obs.text}\nURL: {self._obs.url}\n"
-                           f"OBJECTIVE: {self._config['intent']}\nPREVIOUS ACTION: {self._previous}")
+        return self._shown(prompt(self._obs.text, self._obs.url, self._config["intent"], self._previous))
 
     def step(self, action: str) -> StepResult:
         result = self._step(action)
@@ -388,9 +395,7 @@ class WebArenaEnv(Environment):
     def expert_thought(self) -> str | None:
         if self._expert is None or self._obs is None:
             return None
-        probe = Expert(self._expert.plan)
-        probe.done, probe.scrolls = self._expert.done, self._expert.scrolls
-        return probe.next(self._obs.nodes)[0]
+        return self._expert.peek(self._obs.nodes)[0]
 
     def random_action(self, rng: random.Random) -> str:
         """A uniformly random kind of action, on a random element of the page where it needs one."""

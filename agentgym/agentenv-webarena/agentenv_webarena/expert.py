@@ -44,38 +44,45 @@ def reply(action: str) -> str:
 
 
 class Expert:
-    """Follows one task's plan; :meth:`next` gives the action for the current observation."""
+    """Follows one task's plan: :meth:`peek` says what it would do on the page ``nodes`` shows, :meth:`next` does
+    it (the plan moves on)."""
 
     def __init__(self, plan: tuple[Step, ...]) -> None:
         self.plan = plan
         self.done = 0  # steps carried out
         self.scrolls = 0  # scrolls since the last step
 
-    def next(self, nodes: Mapping[str, NodeInfo]) -> tuple[str, str]:
+    def peek(self, nodes: Mapping[str, NodeInfo]) -> tuple[str, str]:
         """(thought, action) for the page as ``nodes`` shows it."""
-        if self.done >= len(self.plan):
-            return "The task is done.", "stop []"
-        step = self.plan[self.done]
+        return self._decide(nodes)[:2]
+
+    def next(self, nodes: Mapping[str, NodeInfo]) -> tuple[str, str]:
+        """(thought, action), and the plan moves on."""
+        thought, action, self.done, self.scrolls = self._decide(nodes)
+        return thought, action
+
+    def _decide(self, nodes: Mapping[str, NodeInfo]) -> tuple[str, str, int, int]:
+        """(thought, action, steps done after it, scrolls after it)."""
+        done, scrolls = self.done, self.scrolls
+        if done >= len(self.plan):
+            return "The task is done.", "stop []", done, scrolls
+        step = self.plan[done]
         kind = step[0]
         if kind == "stop":
-            self.done += 1
             answer = step[1]
-            return (f"I have found the answer: {answer}." if answer else "The task is complete."), f"stop [{answer}]"
+            thought = f"I have found the answer: {answer}." if answer else "The task is complete."
+            return thought, f"stop [{answer}]", done + 1, scrolls
         if kind == "goto":
-            self.done += 1
-            return f"I will go to {step[1]}.", f"goto [{step[1]}]"
+            return f"I will go to {step[1]}.", f"goto [{step[1]}]", done + 1, scrolls
         role, name = step[1], step[2]
         node_id = find(nodes, role, name, clickable=True)
         if node_id is None:
-            self.scrolls += 1
-            if self.scrolls > MAX_SCROLLS:  # not on this page: give up as an agent would
-                self.done = len(self.plan)
-                return f"I cannot find {role} '{name}'.", "stop []"
-            return f"I do not see {role} '{name}' yet; it may be further down the page.", "scroll [down]"
-        self.done += 1
-        self.scrolls = 0
+            if scrolls + 1 > MAX_SCROLLS:  # not on this page: give up as an agent would
+                return f"I cannot find {role} '{name}'.", "stop []", len(self.plan), scrolls + 1
+            return (f"I do not see {role} '{name}' yet; it may be further down the page.", "scroll [down]", done,
+                    scrolls + 1)
         if kind == "click":
-            return f"I will click the {role} '{name}'.", f"click [{node_id}]"
+            return f"I will click the {role} '{name}'.", f"click [{node_id}]", done + 1, 0
         text, enter = step[3], step[4]
         return (f"I will type \"{text}\" into the {role} '{name}'" + (" and press Enter." if enter else "."),
-                f"type [{node_id}] [{text}] [{int(enter)}]")
+                f"type [{node_id}] [{text}] [{int(enter)}]", done + 1, 0)
