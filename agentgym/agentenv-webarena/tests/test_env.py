@@ -6,10 +6,10 @@ import random
 
 import psutil
 import pytest
-from agentenv_webarena.env import SHOWN, WebArenaEnv, WebArenaOptions
+from agentenv_webarena.env import SHOWN, WebArenaEnv
 from agentenv_webarena.tasks import embedded_tasks
 
-from agentenv.testing import check_environment, checks_for
+from agentenv.testing import check_environment, checks_for, in_process
 
 NEEDS_CHROMIUM = True  # (conftest.py skips the module where there is none)
 
@@ -30,13 +30,8 @@ def _sample(split: str, per_template: int) -> list[int]:
 
 @pytest.fixture(scope="module")
 def env():
-    options = WebArenaOptions(settle=0.05)
-    shared = WebArenaEnv.load_shared(options)
-    made = WebArenaEnv()
-    made.shared, made.options = shared, options
-    yield made
-    made.close()
-    WebArenaEnv.release_shared(shared)
+    with in_process(WebArenaEnv, settle=0.05) as made:
+        yield made
 
 
 def _play(env, task_id, split="test", policy=None, rng=None):
@@ -135,33 +130,19 @@ def test_random_policy_is_far_below_the_expert(env):
 
 
 def test_screenshots_are_saved_per_turn(tmp_path):
-    options = WebArenaOptions(settle=0.05, screenshots=str(tmp_path))
-    shared = WebArenaEnv.load_shared(options)
-    env = WebArenaEnv()
-    env.shared, env.options = shared, options
-    try:
+    with in_process(WebArenaEnv, settle=0.05, screenshots=str(tmp_path)) as env:
         result = _play(env, 0)
         assert result.done
         shots = sorted((tmp_path / "test-0").glob("*.png"))
         assert len(shots) == len(env._actions) + 1 and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in shots)
-    finally:
-        env.close()
-        WebArenaEnv.release_shared(shared)
 
 
 def test_browser_processes_end_with_the_session():
-    options = WebArenaOptions(settle=0.05)
-    shared = WebArenaEnv.load_shared(options)
-    env = WebArenaEnv()
-    env.shared, env.options = shared, options
-    try:
+    with in_process(WebArenaEnv, settle=0.05) as env:
         env.reset(0, "test")
         held = env._browser.pids()
         assert held and all(psutil.pid_exists(p) for p in held)
-        assert len(shared.sites.instances) == 1
-    finally:
-        env.close()
-        WebArenaEnv.release_shared(shared)
-    assert len(shared.sites.instances) == 0
+        assert len(env.shared.sites.instances) == 1
+    assert len(env.shared.sites.instances) == 0
     _, alive = psutil.wait_procs([psutil.Process(p) for p in held if psutil.pid_exists(p)], timeout=10)
     assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]

@@ -8,18 +8,15 @@ from agentenv_webarena import miniwob
 from agentenv_webarena.env import WebArenaEnv, WebArenaOptions
 from agentenv_webarena.expert import role_and_name
 
+from agentenv.testing import in_process
+
 NEEDS_CHROMIUM = True  # (conftest.py skips the module where there is none)
 
 
 @pytest.fixture(scope="module")
 def env():
-    options = WebArenaOptions(task_set="miniwob", settle=0.05)
-    shared = WebArenaEnv.load_shared(options)
-    made = WebArenaEnv()
-    made.shared, made.options = shared, options
-    yield made
-    made.close()
-    WebArenaEnv.release_shared(shared)
+    with in_process(WebArenaEnv, task_set="miniwob", settle=0.05) as made:
+        yield made
 
 
 def task(env, page, seed_index=0):

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse
 from starlette.routing import Route
 
-from agentenv.testing import serve_app_in_thread
+from agentenv.testing import in_process, serve_app_in_thread
 
 NEEDS_CHROMIUM = True  # (conftest.py skips the module where there is none)
 
@@ -79,10 +79,7 @@ def configs(tmp_path, site):
 
 
 def _env(**options):
-    opts = WebArenaOptions(settle=0.05, **options)
-    env = WebArenaEnv()
-    env.shared, env.options = WebArenaEnv.load_shared(opts), opts
-    return env
+    return in_process(WebArenaEnv, settle=0.05, **options)
 
 
 def _act(env, role, name, verb="click"):
@@ -94,8 +91,7 @@ def _act(env, role, name, verb="click"):
 def test_configs_run_on_the_users_site_with_its_login_and_reset(configs, site, tmp_path):
     CART.clear()
     marker = tmp_path / "reset-ran"
-    env = _env(config=str(configs), sites=f"shopping={site}", reset_command=f"touch {marker}")
-    try:
+    with _env(config=str(configs), sites=f"shopping={site}", reset_command=f"touch {marker}") as env:
         assert WebArenaEnv.task_counts(env.shared) == {"train": 0, "test": len(CONFIGS)}
         obs, _ = env.reset(0, "test")
         assert "Fixture Shop" in obs and f"URL: {site}/" in obs and "OBJECTIVE: fixture task 0" in obs  # logged in
@@ -121,8 +117,6 @@ def test_configs_run_on_the_users_site_with_its_login_and_reset(configs, site, t
         env.reset(4, "test")
         result = env.step("```stop []```")
         assert not result.success and "admin API" in result.info["ungradable"]
-    finally:
-        env.close()
 
 
 def test_fuzzy_answers_go_to_the_configured_judge(configs, site):
@@ -134,15 +128,13 @@ def test_fuzzy_answers_go_to_the_configured_judge(configs, site):
         verdict = "correct" if "4.50" in body["messages"][-1]["content"] else "incorrect"
         return JSONResponse({"choices": [{"message": {"role": "assistant", "content": f"Verdict: {verdict}"}}]})
 
-    with serve_app_in_thread(Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])) as judge:
-        env = _env(config=str(configs), sites=f"shopping={site}", judge_url=f"{judge}/v1", judge_model="grader")
-        try:
-            env.reset(3, "test")
-            assert env.step("```stop [$4.50]```").success
-            env.reset(3, "test")
-            assert not env.step("```stop [$9]```").success
-        finally:
-            env.close()
+    app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+    with serve_app_in_thread(app) as judge, \
+            _env(config=str(configs), sites=f"shopping={site}", judge_url=f"{judge}/v1", judge_model="grader") as env:
+        env.reset(3, "test")
+        assert env.step("```stop [$4.50]```").success
+        env.reset(3, "test")
+        assert not env.step("```stop [$9]```").success
     assert asked[0]["model"] == "grader" and asked[0]["temperature"] == 0
     assert "fixture task 3" in asked[0]["messages"][-1]["content"]
 
@@ -154,15 +146,8 @@ def test_bad_configurations_are_one_clear_error(configs, tmp_path, site):
         WebArenaEnv.load_shared(WebArenaOptions(config=str(configs), sites="shop=http://x"))
     with pytest.raises(ValueError, match="no WebArena task configs"):
         WebArenaEnv.load_shared(WebArenaOptions(config=str(tmp_path / "missing.json")))
-    env = _env(config=str(configs))  # no sites given: the task's start page has no address
-    try:
-        with pytest.raises(ValueError, match="sites="):
-            env.reset(0, "test")
-    finally:
-        env.close()
-    env = _env(config=str(configs), sites=f"shopping={site}", auth_dir=str(tmp_path / "elsewhere"))
-    try:
-        with pytest.raises(ValueError, match="auto_login"):
-            env.reset(0, "test")
-    finally:
-        env.close()
+    with _env(config=str(configs)) as env, pytest.raises(ValueError, match="sites="):
+        env.reset(0, "test")  # no sites given: the task's start page has no address
+    with _env(config=str(configs), sites=f"shopping={site}", auth_dir=str(tmp_path / "elsewhere")) as env, \
+            pytest.raises(ValueError, match="auto_login"):
+        env.reset(0, "test")

@@ -37,6 +37,22 @@ def serve_app_in_thread(app: Any, host: str = "127.0.0.1", lifespan: str = "auto
         served.stop()
 
 
+@contextlib.contextmanager
+def in_process(env_cls: type[Environment], **options: Any) -> Iterator[Environment]:
+    """One instance set up as a server sets up a session's (its options parsed, its shared data loaded), closed and
+    its shared data released after the block."""
+    parsed = parse_options(env_cls, options)
+    env = env_cls()
+    env.options, env.shared = parsed, env_cls.load_shared(parsed)
+    try:
+        yield env
+    finally:
+        try:
+            env.close()
+        finally:
+            env_cls.release_shared(env.shared)
+
+
 def play_in_process(env: Environment, task_id: int, split: str, policy: Callable[[Environment], str],
                     max_turns: int | None = None) -> tuple[float, list[StepResult]]:
     """One episode without a server, under the runtime's rules (truncation at ``max_turns``,
