@@ -177,6 +177,8 @@ class Browser:
         self._nodes: dict[str, axtree.NodeInfo] = {}
         self._context: Any = None
         self._page: Any = None
+        self._driver: int | None = None  # Playwright's driver process
+        self._groups: list[int] = []  # Chromium's process groups
         path = chromium_path(executable)
         try:
             self._playwright, self._browser = self._thread.run(lambda: self._start(path, headless))
@@ -192,18 +194,17 @@ class Browser:
         with _STARTS:
             before = _drivers()
             pw = sync_playwright().start()
-            self._driver = next(iter(_drivers() - before), None)
+            driver = next(iter(_drivers() - before), None)
             try:
                 browser = pw.chromium.launch(executable_path=path, headless=headless)
             except BaseException:
                 pw.stop()
                 raise
-        self._held: list[int] = []
-        self.groups: list[int] = []  # Chromium's process groups (the driver is ``self._driver``)
-        if self._driver is not None:
-            groups = [os.getpgid(p.pid) for p in psutil.Process(self._driver).children() if "chrom" in p.name().lower()]
-            self._held, self.groups = [self._driver, *groups], groups
-            processes.kill_with_me(pids=[self._driver], groups=groups)
+        if driver is not None:
+            self._driver = driver
+            self._groups = [os.getpgid(p.pid) for p in psutil.Process(driver).children() if "chrom" in p.name().lower()]
+            pids, groups = self.owned()
+            processes.kill_with_me(pids=pids, groups=groups)
         return pw, browser
 
     # -- a task's pages ------------------------------------------------------------------------------------------
@@ -369,12 +370,14 @@ class Browser:
             raise BrowserError("no page is open: open() a task first")
         return self._page
 
-    def driver_pid(self) -> int | None:
-        return getattr(self, "_driver", None)
+    def owned(self) -> tuple[list[int], list[int]]:
+        """What this browser started, as :mod:`agentenv.processes` takes it: (Playwright's driver, Chromium's process
+        groups)."""
+        return ([self._driver] if self._driver is not None else []), list(self._groups)
 
     def pids(self) -> set[int]:
         """This browser's processes: Playwright's driver and everything under it."""
-        if getattr(self, "_driver", None) is None:
+        if self._driver is None:
             return set()
         try:
             driver = psutil.Process(self._driver)
@@ -401,7 +404,8 @@ class Browser:
             self._thread.run(stop, timeout=30)
         finally:
             self._thread.stop()
-            processes.forget(*self._held)
+            pids, groups = self.owned()
+            processes.forget(*pids, *groups)
 
     def __enter__(self) -> Browser:
         return self

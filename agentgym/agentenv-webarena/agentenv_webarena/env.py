@@ -284,7 +284,8 @@ class WebArenaEnv(Environment):
     def _require_browser(self) -> Browser:
         if self._browser is None:
             self._browser = self._new_browser()
-            processes.adopt(self, pids=[p for p in [self._browser.driver_pid()] if p], groups=self._browser.groups)
+            pids, groups = self._browser.owned()
+            processes.adopt(self, pids=pids, groups=groups)
         return self._browser
 
     def _is_miniwob(self) -> bool:
