@@ -17,6 +17,7 @@ import httpx
 import psutil
 import pytest
 
+from agentenv import processes
 from agentenv.server import ServerConfig, create_app
 from agentenv.testing import serve_app_in_thread, serve_in_thread
 
@@ -401,6 +402,31 @@ def test_processes_it_did_not_spawn_die_with_it_when_handed_to_the_reaper():
             with contextlib.suppress(psutil.Error):
                 p.kill()
 
+
+
+class _Owner:
+    """A session's environment, as far as agentenv.processes is concerned: an object with attributes."""
+
+
+def test_adopted_processes_die_with_their_owners_children_and_disowned_ones_do_not():
+    """``adopt`` makes a library's processes (a process, a process group) die with ``kill_children``, as the runtime
+    calls it on close, expiry and a step past its limit; ``disown`` says they ended on their own."""
+    loner = subprocess.Popen(["sleep", "300"])
+    group = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    kept = subprocess.Popen(["sleep", "300"])
+    try:
+        owner, other = _Owner(), _Owner()
+        processes.adopt(owner, pids=[loner.pid], groups=[group.pid])
+        processes.adopt(other, pids=[kept.pid])
+        processes.disown(other)
+        processes.kill_children(owner)
+        processes.kill_children(other)
+        assert loner.wait(5) is not None and group.wait(5) is not None
+        assert kept.poll() is None
+    finally:
+        for p in (loner, group, kept):
+            p.kill()
+            p.wait()
 
 # -- heavy sessions: step time limit, session cap ---------------------------------------------------------------------
 
