@@ -203,8 +203,9 @@ def reddit_get_post_url(url: str) -> str:
     return f"{parsed.scheme}://{parsed.netloc}/f/{parts[2]}/{parts[3]}/"
 
 
-def _helper(call: str, page: Page, sites: Mapping[str, str]) -> str:
-    """A ``func:`` expression of a task config, read (never evaluated)."""
+def _helper(call: str, helpers: Mapping[str, str]) -> str:
+    """A ``func:`` expression of a task config, read (never evaluated); ``helpers``: what a helper function
+    resolves to on this server (``shopping_orders``: the embedded shop's latest order)."""
     found = re.fullmatch(r"\s*(\w+)\((.*)\)\s*", call, re.S)
     if found is None:
         raise ValueError(f"unreadable helper call {call!r}")
@@ -212,17 +213,17 @@ def _helper(call: str, page: Page, sites: Mapping[str, str]) -> str:
     if name == "reddit_get_post_url":
         arg = ast.literal_eval(raw.strip()) if raw.strip() else ""
         return reddit_get_post_url(str(arg))
-    if name == "shopping_get_latest_order_url" and sites.get("shopping_orders"):
-        return sites["shopping_orders"]
+    if name == "shopping_get_latest_order_url" and helpers.get("shopping_orders"):
+        return helpers["shopping_orders"]
     raise Ungradable(f"{name} calls an admin API of the real sites (Magento, GitLab), which this server has not")
 
 
-def program_html(config: Mapping[str, Any], page: Page, sites: Mapping[str, str]) -> float:
+def program_html(config: Mapping[str, Any], page: Page, helpers: Mapping[str, str]) -> float:
     score = 1.0
     for target in config["eval"].get("program_html") or []:
         target_url = target["url"]
         if target_url.startswith("func:"):
-            target_url = _helper(target_url[len("func:"):].replace("__last_url__", page.url()), page, sites)
+            target_url = _helper(target_url[len("func:"):].replace("__last_url__", page.url()), helpers)
         locator = target["locator"]
         if target_url != "last":
             page.goto(target_url)
@@ -239,7 +240,7 @@ def program_html(config: Mapping[str, Any], page: Page, sites: Mapping[str, str]
             except Exception:  # the page is not the one expected: nothing selected
                 selected = ""
         elif locator.startswith("func:"):
-            selected = _helper(locator[len("func:"):].replace("__page__", "page"), page, sites)
+            selected = _helper(locator[len("func:"):], helpers)
         else:
             raise ValueError(f"unknown locator {locator!r}")
         selected = html.unescape(selected)
@@ -256,7 +257,7 @@ def program_html(config: Mapping[str, Any], page: Page, sites: Mapping[str, str]
 
 # -- a task --------------------------------------------------------------------------------------------------------
 def evaluate(config: Mapping[str, Any], answer: str, page: Page, judge: Judge | None = None,
-             sites: Mapping[str, str] | None = None) -> Grade:
+             helpers: Mapping[str, str] | None = None) -> Grade:
     """Grade a finished task: ``answer`` from its last ``stop`` ("" when it ended otherwise), ``page`` where it
     ended. Evaluators run in the config's order and read the page as they find it, as WebArena's do (``program_html``
     navigates: a ``url_match`` listed after it reads the page it went to)."""
@@ -268,7 +269,7 @@ def evaluate(config: Mapping[str, Any], answer: str, page: Page, judge: Judge | 
             elif kind == "url_match":
                 part = url_match(config, page.url())
             elif kind == "program_html":
-                part = program_html(config, page, sites or {})
+                part = program_html(config, page, helpers or {})
             else:
                 raise ValueError(f"unknown eval type {kind!r}")
         except Ungradable as e:
