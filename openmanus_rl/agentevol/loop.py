@@ -10,7 +10,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs
-from openmanus_rl import capacity, cluster, expert_data, sft, trajectories
+from openmanus_rl import capacity, cluster, dpo, expert_data, sft, trajectories
 from openmanus_rl.agentevol.config import load_config, parse_args
 from openmanus_rl.agentevol.explore import explore, explore_verl, filter_successes
 from openmanus_rl.agentevol.report import report
@@ -83,6 +83,29 @@ def finetune(cfg: DictConfig, init_model: str, files: Sequence[Path], directory:
               preset=f"{cfg.preset}_sft", extra=extra, env=threads)
 
 
+def preference_pairs(urls: dict[str, list[str]], envs: Sequence[str], cfg: DictConfig, directory: Path,
+                     expert_files: Sequence[Path]) -> None:
+    """``directory/pairs/<env>.jsonl``: each explored failure with a success of the same task (learning from
+    failures, the paper's Table 6); a task the agent never solved takes its initial (expert) episode where
+    ``dpo.pair_with_initial`` allows and there is one."""
+    for env, initial in zip(envs, expert_files, strict=True):
+        explored = list(trajectories.read(directory / "explore" / f"{env}.jsonl"))
+        extra = trajectories.read(initial) if cfg.dpo.pair_with_initial else ()
+        pairs = dpo.pairs_for(explored, expert_data.success_threshold(urls[env]), extra)
+        expert_data.write_atomic(directory / "pairs" / f"{env}.jsonl", pairs)
+
+
+def prefer(cfg: DictConfig, init_model: str, envs: Sequence[str], directory: Path, iteration: int) -> None:
+    pairs = [p for e in envs for p in trajectories.read(directory / "pairs" / f"{e}.jsonl")]
+    if not pairs:
+        raise SystemExit(f"agentevol: iteration {iteration} has no preference pairs (no task with both a success "
+                         "and a failure); sample more per instruction (explore.samples_per_instruction=2)")
+    settings = dpo.DPOSettings(beta=float(cfg.dpo.beta), lr=float(cfg.dpo.lr), epochs=int(cfg.dpo.epochs),
+                               batch_pairs=int(cfg.dpo.batch_pairs), sft_weight=float(cfg.dpo.sft_weight),
+                               max_length=int(cfg.sft.max_length), seed=int(cfg.seed) + 1)
+    dpo.train(pairs, init_model, directory / "dpo_checkpoint", settings, log=directory / "dpo.log")
+
+
 def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
     envs = registry.parse_names(str(cfg.env_name), remote=given)
     out = Path(cfg.output_dir).resolve()
@@ -122,6 +145,12 @@ def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
             substep(d, "sft", lambda d=d, init=init, files=files, k=k: finetune(cfg, init, files, d, k),
                     f"iteration {k}: fine-tune{' (behaviour cloning)' if k == 0 else ''}")
             model = str(sft.hf_dir(d / "checkpoint"))
+            if k > 0 and cfg.dpo.enabled:  # learning from failures too: DPO on top of the iteration's fine-tune
+                substep(d, "pairs", lambda d=d: preference_pairs(urls, envs, cfg, d, expert_files),
+                        f"iteration {k}: pair failures with successes")
+                substep(d, "dpo", lambda d=d, model=model, k=k: prefer(cfg, model, envs, d, k),
+                        f"iteration {k}: DPO")
+                model = str(sft.hf_dir(d / "dpo_checkpoint"))
             substep(d, "eval", lambda d=d, model=model: evaluate_model(urls, envs, model, cfg, d, seed),
                     f"iteration {k}: evaluate")
             print(report(out, envs, iterations), flush=True)

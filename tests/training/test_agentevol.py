@@ -230,3 +230,27 @@ def test_exploration_through_verl_validation_only_with_the_openmanus_agent_loop(
         assert it["turns"] >= 1 and it["success"] is False  # an untrained model does not solve a maze
     assert not (tmp_path / "iter_1" / "explore_verl.partial").exists()
     assert OmegaConf.select(cfg, "explore.backend") == "verl"  # the default: the PPO path
+
+
+@cpu_only
+def test_learning_from_failures_adds_dpo_on_pairs_after_the_iterations_fine_tune(tmp_path):
+    """dpo.enabled: the iteration pairs each explored failure with a success of its task (here the initial expert
+    episode: a 5-step BC model solves no maze) and its evaluated model is the DPO result on top of the fine-tune."""
+    out = tmp_path / "dpo"
+    done = _run(out, "dpo.enabled=true", "dpo.epochs=1", "dpo.batch_pairs=4", "eval.untrained=false")
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    it1 = out / "iter_1"
+    explored = list(trajectories.read(it1 / "explore" / "maze.jsonl"))
+    failed = {it["item_id"] for it in explored if not it["success"]}
+    pairs = list(trajectories.read(it1 / "pairs" / "maze.jsonl"))
+    # the failures of the 16 BC tasks (0..15) have an expert episode to be paired with; tasks 16..23 do not
+    assert {p["rejected"]["item_id"] for p in pairs} == {i for i in failed if int(i.split("_")[1]) < 16}
+    assert pairs and all(p["chosen"]["item_id"] == p["rejected"]["item_id"] and p["chosen"]["success"]
+                         for p in pairs)
+    log = [json.loads(line) for line in (it1 / "dpo.log").read_text().splitlines()]
+    assert log[0]["pairs"] == len(pairs) and log[-1]["step"] == -(-len(pairs) // 4)
+    assert "iteration 1: DPO" in done.stdout
+    sft_weights = (sft.hf_dir(it1 / "checkpoint") / "model.safetensors").read_bytes()
+    assert (sft.hf_dir(it1 / "dpo_checkpoint") / "model.safetensors").read_bytes() != sft_weights
+    assert set(json.loads((it1 / "timings.json").read_text())) == {"explore", "filter", "sft", "pairs", "dpo",
+                                                                  "eval"}
