@@ -30,7 +30,8 @@ def explore(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: Di
         items = []
         for j, s in enumerate(settings):
             result = expert_data.play(urls, [env], PolicySpec("hf", model), "train", int(cfg.data.explore_tasks),
-                                      s.seed, int(cfg.explore.concurrency), s)
+                                      s.seed, int(cfg.explore.concurrency), s,
+                                      max_turns=None if cfg.get("max_turns") is None else int(cfg.max_turns))
             items += [{**it, "sample": j} for it in result["trajectories"]]
         expert_data.write_atomic(directory / "explore" / f"{env}.jsonl", items)
 
@@ -52,7 +53,9 @@ def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cf
             for j in range(samples)]
     datasets.write_parquet(rows, work / "instructions.parquet")
     registration, settings = write_agent_loop_files(work, {"env_servers": urls, "rollout_dir": str(work / "rollouts"),
-                                                           "max_new_tokens": int(cfg.explore.max_new_tokens)})
+                                                           "max_new_tokens": int(cfg.explore.max_new_tokens),
+                                                           **({"max_turns": int(cfg.max_turns)}
+                                                              if cfg.get("max_turns") is not None else {})})
     preset_verl = model_preset(str(cfg.model)).get("verl", {})
     overrides: dict[str, Any] = {
         **preset_verl,

@@ -237,7 +237,7 @@ def test_learning_from_failures_adds_dpo_on_pairs_after_the_iterations_fine_tune
     """dpo.enabled: the iteration pairs each explored failure with a success of its task (here the initial expert
     episode: a 5-step BC model solves no maze) and its evaluated model is the DPO result on top of the fine-tune."""
     out = tmp_path / "dpo"
-    done = _run(out, "dpo.enabled=true", "dpo.epochs=1", "dpo.batch_pairs=4", "eval.untrained=false")
+    done = _run(out, "dpo.enabled=true", "dpo.epochs=1", "dpo.batch_pairs=4", "eval.untrained=false", "max_turns=4")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     it1 = out / "iter_1"
     explored = list(trajectories.read(it1 / "explore" / "maze.jsonl"))
@@ -250,6 +250,9 @@ def test_learning_from_failures_adds_dpo_on_pairs_after_the_iterations_fine_tune
     log = [json.loads(line) for line in (it1 / "dpo.log").read_text().splitlines()]
     assert log[0]["pairs"] == len(pairs) and log[-1]["step"] == -(-len(pairs) // 4)
     assert "iteration 1: DPO" in done.stdout
+    evaluated = list(trajectories.read(it1 / "eval_trajectories.jsonl"))  # the run's turn limit, not maze's 20
+    assert max(it["turns"] for it in explored + evaluated) == 4
+    assert re.search(r"agentevol:   maze: \d+\.\d% of 6 test tasks", done.stdout)
     sft_weights = (sft.hf_dir(it1 / "checkpoint") / "model.safetensors").read_bytes()
     assert (sft.hf_dir(it1 / "dpo_checkpoint") / "model.safetensors").read_bytes() != sft_weights
     assert set(json.loads((it1 / "timings.json").read_text())) == {"explore", "filter", "sft", "pairs", "dpo",
