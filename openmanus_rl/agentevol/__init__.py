@@ -22,9 +22,14 @@ fine-tuned on them with ``verl.trainer.sft_trainer`` (``openmanus_rl.sft``). Ite
    with ``sft.iteration_epochs: null``: the BC budget ``sft.epochs``);
 4. evaluate: greedy decoding on each environment's test split (``agentenv-eval``'s code).
 
+With ``dpo.enabled`` (learning from failures, the paper's Table 6) an iteration also pairs each explored failure
+with a success of its task and runs DPO on the pairs after step 3 (``openmanus_rl.dpo``). ``max_turns`` caps
+exploration and evaluation episodes (AgentGym's ``max_round``).
+
 Layout of ``DIR``: ``base_model/`` (tiny model), ``expert/<env>.jsonl``, ``untrained/eval.json``,
-``iter_<k>/{explore,filtered}/<env>.jsonl``, ``iter_<k>/sft_data.parquet``, ``iter_<k>/checkpoint/`` (verl
-layout; ``checkpoint/global_step_N/huggingface`` is the transformers model), ``iter_<k>/eval.json``
+``iter_<k>/{explore,filtered,pairs}/<env>.jsonl``, ``iter_<k>/sft_data.parquet``, ``iter_<k>/checkpoint/`` (verl
+layout; ``checkpoint/global_step_N/huggingface`` is the transformers model; DPO's in ``iter_<k>/dpo_checkpoint/``),
+``iter_<k>/eval.json``
 (per-environment success rate and average reward), ``iter_<k>/eval_trajectories.jsonl``,
 ``summary.json``, ``table.txt``, ``success_rate.png``, ``timings.txt`` (wall time per stage; each
 directory's ``timings.json`` holds its sub-steps' seconds).
