@@ -23,6 +23,8 @@ def rows(out: Path, envs: Sequence[str], iterations: int) -> list[dict[str, Any]
         if (d / "filtered").is_dir():
             row["kept"] = {e: sum(1 for _ in trajectories.read(d / "filtered" / f"{e}.jsonl")) for e in envs}
             row["explored"] = {e: sum(1 for _ in trajectories.read(d / "explore" / f"{e}.jsonl")) for e in envs}
+        if (d / "pairs").is_dir():  # learning from failures: the preference pairs DPO trained on
+            row["pairs"] = {e: sum(1 for _ in trajectories.read(d / "pairs" / f"{e}.jsonl")) for e in envs}
         if (d / "sft_data.parquet").is_file():
             import pyarrow.parquet as pq
 
@@ -40,6 +42,8 @@ def table(found: list[dict[str, Any]], envs: Sequence[str]) -> str:
         for e in envs:
             m = r["eval"][e]
             kept = f"{r['kept'][e]}/{r['explored'][e]}" if "kept" in r else "-"
+            if "pairs" in r:
+                kept += f", {r['pairs'][e]} pairs"
             cells += [f"{100 * m['success_rate']:.1f}%", f"{m['avg_reward']:.3f}", kept]
         lines.append(" | ".join(cells))
     return "\n".join(lines)

@@ -250,6 +250,7 @@ def test_learning_from_failures_adds_dpo_on_pairs_after_the_iterations_fine_tune
     log = [json.loads(line) for line in (it1 / "dpo.log").read_text().splitlines()]
     assert log[0]["pairs"] == len(pairs) and log[-1]["step"] == -(-len(pairs) // 4)
     assert "iteration 1: DPO" in done.stdout
+    assert f", {len(pairs)} pairs | " in (out / "table.txt").read_text().splitlines()[-1] + " | "
     evaluated = list(trajectories.read(it1 / "eval_trajectories.jsonl"))  # the run's turn limit, not maze's 20
     assert max(it["turns"] for it in explored + evaluated) == 4
     assert re.search(r"agentevol:   maze: \d+\.\d% of 6 test tasks", done.stdout)
