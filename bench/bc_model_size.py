@@ -35,7 +35,6 @@ def step_times(log: Path, stop: threading.Event) -> list[float]:
 
 
 def measure(files: list[Path], width: int, layers: int, vocab: int, steps: int, work: Path) -> dict:
-    import torch
     from transformers import AutoModelForCausalLM
 
     model = build_tiny_model(work / f"m{width}x{layers}", corpus=tiny_corpus(files), hidden_size=width,
@@ -57,7 +56,6 @@ def measure(files: list[Path], width: int, layers: int, vocab: int, steps: int, 
         watcher.join()
     tokens = sft.metric(log, "train/global_tokens")
     per_step = (times[-1] - times[0]) / max(1, len(times) - 1)
-    torch.set_num_threads(1)
     return {"size": f"{width}x{layers}", "params": params, "s_per_step": per_step,
             "tokens_per_s": sum(tokens[1:]) / max(1e-9, times[-1] - times[0])}
 

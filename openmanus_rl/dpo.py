@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from openmanus_rl import atomic, trajectories
+from openmanus_rl import atomic, sft, trajectories
 from openmanus_rl.policies.verl_ckpt import TRACKER
 
 
@@ -145,7 +145,7 @@ def train(pairs: Sequence[dict[str, Any]], model_path: str | Path, out: str | Pa
     partial.mkdir(parents=True)
     torch.manual_seed(settings.seed)
     if not torch.cuda.is_available():
-        torch.set_num_threads(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+        torch.set_num_threads(sft.usable_cores())
     device = "cuda" if torch.cuda.is_available() else "cpu"
     tokenizer = AutoTokenizer.from_pretrained(str(model_path))
     model = AutoModelForCausalLM.from_pretrained(str(model_path), torch_dtype=torch.float32).to(device)
@@ -217,10 +217,6 @@ def train(pairs: Sequence[dict[str, Any]], model_path: str | Path, out: str | Pa
     return out / f"global_step_{step}" / "huggingface"
 
 
-def read_pairs(path: str | Path) -> list[dict[str, Any]]:
-    return list(trajectories.read(path))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--pairs", required=True, help="JSON lines of {chosen, rejected} AgentTraj items")
@@ -232,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     settings = DPOSettings(**{k: getattr(args, k) for k in asdict(defaults)})
     try:
-        pairs = read_pairs(args.pairs)
+        pairs = list(trajectories.read(args.pairs))
     except (OSError, ValueError) as e:
         p.error(str(e))
     model = train(pairs, args.model, args.out, settings)

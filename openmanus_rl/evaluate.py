@@ -34,7 +34,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -87,6 +87,8 @@ class EvalConfig:
     #: --suite agenteval on this project's servers in their agentgym profile: the upstream indices played per
     #: environment (AgentEval's items; the profile's task N is upstream's task N)
     items_played: dict[str, list[int]] = field(default_factory=dict)
+    #: called with each environment's name and metrics as soon as it is evaluated (a caller's progress lines)
+    on_env: Callable[[str, dict[str, Any]], None] | None = None
 
 
 # -- trajectories and metrics --------------------------------------------------------------------
@@ -205,6 +207,8 @@ async def evaluate(urls: dict[str, list[str]], policy: Policy, cfg: EvalConfig) 
         for env in cfg.envs:
             envs[env], trajs = await evaluate_env(urls[env], env, policy, cfg)
             items.extend(trajs)
+            if cfg.on_env is not None:
+                cfg.on_env(env, envs[env])
         stats = getattr(policy, "stats", None)
     finally:
         aclose = getattr(policy, "aclose", None)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,13 +46,14 @@ def write_atomic(path: Path, items: Iterable[dict[str, Any]]) -> int:
 
 def play(urls: Mapping[str, Sequence[str]], envs: Sequence[str], policy: str | PolicySpec, split: str = "train",
          tasks: int | None = None, seed: int = 0, concurrency: int = 16, settings: GenerationSettings | None = None,
-         max_turns: int | None = None) -> dict[str, Any]:
-    """The evaluator's result document for ``policy`` on the first ``tasks`` tasks of ``split``."""
+         max_turns: int | None = None, on_env: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """The evaluator's result document for ``policy`` on the first ``tasks`` tasks of ``split``; ``on_env`` is
+    called with each environment's metrics as it finishes."""
     spec = policy if isinstance(policy, PolicySpec) else evaluate.parse_policy_spec(policy)
     settings = settings or GenerationSettings(seed=seed)
     cfg = evaluate.EvalConfig(envs=list(envs), policy=spec, servers={e: list(urls[e]) for e in envs}, split=split,
                               limit=tasks, concurrency=concurrency, seed=seed, settings=settings, max_turns=max_turns,
-                              progress=False)
+                              progress=False, on_env=on_env)
     return asyncio.run(evaluate.evaluate(cfg.servers, build_policy(spec, settings), cfg))
 
 

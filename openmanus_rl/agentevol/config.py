@@ -55,3 +55,8 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
     if cfg.merge.data not in ("current", "accumulate") or cfg.merge.init not in ("base", "previous"):
         raise SystemExit("train_agentevol.sh: merge.data is current|accumulate, merge.init is base|previous")
     return cfg
+
+
+def turn_cap(cfg: DictConfig) -> int | None:
+    """The run's turn limit for exploration and evaluation (AgentGym's ``max_round``); None: each environment's own."""
+    return None if cfg.get("max_turns") is None else int(cfg.max_turns)

@@ -14,6 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from openmanus_rl import cluster, datasets, expert_data, trajectories
 from openmanus_rl.agent_registration import AGENT_NAME, CONFIG_VAR, write_agent_loop_files
+from openmanus_rl.agentevol.config import turn_cap
 from openmanus_rl.launch import run_verl
 from openmanus_rl.model_presets import model_preset
 from openmanus_rl.policies import GenerationSettings, PolicySpec
@@ -31,7 +32,7 @@ def explore(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: Di
         for j, s in enumerate(settings):
             result = expert_data.play(urls, [env], PolicySpec("hf", model), "train", int(cfg.data.explore_tasks),
                                       s.seed, int(cfg.explore.concurrency), s,
-                                      max_turns=None if cfg.get("max_turns") is None else int(cfg.max_turns))
+                                      max_turns=turn_cap(cfg))
             items += [{**it, "sample": j} for it in result["trajectories"]]
         expert_data.write_atomic(directory / "explore" / f"{env}.jsonl", items)
 
@@ -52,10 +53,11 @@ def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cf
             for r in asyncio.run(datasets.task_rows(env, "train", urls[env], int(cfg.data.explore_tasks)))
             for j in range(samples)]
     datasets.write_parquet(rows, work / "instructions.parquet")
-    registration, settings = write_agent_loop_files(work, {"env_servers": urls, "rollout_dir": str(work / "rollouts"),
-                                                           "max_new_tokens": int(cfg.explore.max_new_tokens),
-                                                           **({"max_turns": int(cfg.max_turns)}
-                                                              if cfg.get("max_turns") is not None else {})})
+    loop_settings = {"env_servers": urls, "rollout_dir": str(work / "rollouts"),
+                     "max_new_tokens": int(cfg.explore.max_new_tokens)}
+    if turn_cap(cfg) is not None:
+        loop_settings["max_turns"] = turn_cap(cfg)
+    registration, settings = write_agent_loop_files(work, loop_settings)
     preset_verl = model_preset(str(cfg.model)).get("verl", {})
     overrides: dict[str, Any] = {
         **preset_verl,

@@ -12,7 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs
 from openmanus_rl import capacity, cluster, dpo, expert_data, sft, trajectories
-from openmanus_rl.agentevol.config import load_config, parse_args
+from openmanus_rl.agentevol.config import load_config, parse_args, turn_cap
 from openmanus_rl.agentevol.explore import explore, explore_verl, filter_successes
 from openmanus_rl.agentevol.report import report
 from openmanus_rl.agentevol.steps import minutes, substep, write_json
@@ -49,26 +49,21 @@ def evaluate_model(urls: dict[str, list[str]], envs: Sequence[str], model: str, 
     """``directory/eval.json`` (per-environment metrics) and ``eval_trajectories.jsonl``; a line per environment
     as it finishes."""
     settings = GenerationSettings(max_new_tokens=int(cfg.eval.max_new_tokens), temperature=0.0, seed=seed)
-    metrics, items = {}, []
-    for env in envs:
-        start = time.monotonic()
-        result = expert_data.play(urls, [env], PolicySpec("hf", model), str(cfg.eval.split), cfg.eval.tasks, seed,
-                                  int(cfg.eval.concurrency), settings, max_turns=turn_cap(cfg))
-        metrics[env] = {k: result["envs"][env][k] for k in EVAL_KEYS}
-        items += result["trajectories"]
-        print(f"agentevol:   {env}: {100 * metrics[env]['success_rate']:.1f}% of {metrics[env]['episodes']} "
-              f"{cfg.eval.split} tasks ({minutes(time.monotonic() - start)})", flush=True)
-    expert_data.write_atomic(directory / "eval_trajectories.jsonl", items)
+    since = [time.monotonic()]
+
+    def finished(env: str, m: dict[str, Any]) -> None:
+        print(f"agentevol:   {env}: {100 * m['success_rate']:.1f}% of {m['episodes']} {cfg.eval.split} tasks "
+              f"({minutes(time.monotonic() - since[0])})", flush=True)
+        since[0] = time.monotonic()
+
+    result = expert_data.play(urls, envs, PolicySpec("hf", model), str(cfg.eval.split), cfg.eval.tasks, seed,
+                              int(cfg.eval.concurrency), settings, max_turns=turn_cap(cfg), on_env=finished)
+    expert_data.write_atomic(directory / "eval_trajectories.jsonl", result["trajectories"])
     write_json(directory / "eval.json", {
-        "split": str(cfg.eval.split), "seed": seed, "greedy": True, "envs": metrics,
-        "average": {k: round(sum(m[k] for m in metrics.values()) / len(metrics), 4)
-                    for k in ("success_rate", "avg_reward")},
+        "split": result["split"], "seed": seed, "greedy": True,
+        "envs": {env: {k: m[k] for k in EVAL_KEYS} for env, m in result["envs"].items()},
+        "average": {k: result["average"][k] for k in ("success_rate", "avg_reward")},
     })
-
-
-def turn_cap(cfg: DictConfig) -> int | None:
-    """The run's turn limit for exploration and evaluation (AgentGym's ``max_round``); None: each environment's own."""
-    return None if cfg.get("max_turns") is None else int(cfg.max_turns)
 
 
 def finetune(cfg: DictConfig, init_model: str, files: Sequence[Path], directory: Path, iteration: int) -> None:
