@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from openmanus_rl import atomic, sft, trajectories
+from openmanus_rl import atomic, expert_data, sft, trajectories
 from openmanus_rl.policies.verl_ckpt import TRACKER
 
 
@@ -53,18 +53,17 @@ def pairs_for(items: Iterable[dict[str, Any]], threshold: float | None, extra_ch
     wins: dict[int, list[dict[str, Any]]] = {}
     losses: dict[int, list[dict[str, Any]]] = {}
     for it in items:
-        good = float(it.get("reward", 0.0)) >= threshold if threshold is not None else bool(it.get("success"))
-        (wins if good else losses).setdefault(task_of(it), []).append(it)
+        (wins if expert_data.succeeded(it, threshold) else losses).setdefault(task_of(it), []).append(it)
     fallback: dict[int, dict[str, Any]] = {}
     for it in extra_chosen:
         fallback.setdefault(task_of(it), it)
     pairs = []
     for task, failed in sorted(losses.items()):
         chosen = wins.get(task) or ([fallback[task]] if task in fallback else [])
-        for j, rejected in enumerate(failed):
-            if chosen:
-                pairs.append({"item_id": rejected["item_id"], "task_id": task,
-                              "chosen": chosen[j % len(chosen)], "rejected": rejected})
+        if not chosen:
+            continue
+        pairs += [{"item_id": rejected["item_id"], "task_id": task, "chosen": chosen[j % len(chosen)],
+                   "rejected": rejected} for j, rejected in enumerate(failed)]
     return pairs
 
 

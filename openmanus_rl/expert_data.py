@@ -33,9 +33,14 @@ def success_threshold(urls: Sequence[str], token: str | None = None) -> float:
 
 def successful(items: Iterable[dict[str, Any]], threshold: float | None) -> list[dict[str, Any]]:
     """Items whose reward reaches ``threshold`` (or, without one, whose ``success`` is true)."""
+    return [it for it in items if succeeded(it, threshold)]
+
+
+def succeeded(item: dict[str, Any], threshold: float | None) -> bool:
+    """Whether one item's reward reaches ``threshold`` (or, without one, its ``success`` is true)."""
     if threshold is None:
-        return [it for it in items if it.get("success")]
-    return [it for it in items if float(it.get("reward", 0.0)) >= threshold]
+        return bool(item.get("success"))
+    return float(item.get("reward", 0.0)) >= threshold
 
 
 def write_atomic(path: Path, items: Iterable[dict[str, Any]]) -> int:
