@@ -14,6 +14,7 @@ import os
 import random
 import signal
 import time
+from typing import ClassVar
 
 import psutil
 import pytest
@@ -291,13 +292,22 @@ def test_expired_sessions_and_a_killed_server_leave_no_jvm():
 
 class QuickTimeoutSciWorld(SciWorldEnv):
     step_timeout = 2.0
+    made: ClassVar[list[SciWorldEnv]] = []  # every instance the server made, to find the session's own JVM
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.made.append(self)
 
 
 def test_a_stuck_step_times_out_and_frees_its_jvm():
-    before = {p.pid for p in java_children(os.getpid())}
+    QuickTimeoutSciWorld.made.clear()
     with serve_in_thread(QuickTimeoutSciWorld) as url, EnvClient(url, retries=0) as client:
         created = client.create(7, "test")
-        (jvm,) = [p for p in java_children(os.getpid()) if p.pid not in before]
+        # the session's JVM by its simulator's pid: another test's JVM under this worker (one still closing)
+        # must not be the one suspended
+        (env,) = [e for e in QuickTimeoutSciWorld.made if e._sim is not None]
+        jvm = psutil.Process(env._sim.pid)
+        assert jvm.name() == "java"
         jvm.suspend()  # a JVM that stops answering
         try:
             with pytest.raises(StepTimeout):
