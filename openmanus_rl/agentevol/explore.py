@@ -55,8 +55,9 @@ def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cf
     datasets.write_parquet(rows, work / "instructions.parquet")
     loop_settings = {"env_servers": urls, "rollout_dir": str(work / "rollouts"),
                      "max_new_tokens": int(cfg.explore.max_new_tokens)}
-    if turn_cap(cfg) is not None:
-        loop_settings["max_turns"] = turn_cap(cfg)
+    cap = turn_cap(cfg)
+    if cap is not None:
+        loop_settings["max_turns"] = cap
     registration, settings = write_agent_loop_files(work, loop_settings)
     preset_verl = model_preset(str(cfg.model)).get("verl", {})
     overrides: dict[str, Any] = {

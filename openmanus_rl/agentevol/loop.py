@@ -49,12 +49,13 @@ def evaluate_model(urls: dict[str, list[str]], envs: Sequence[str], model: str, 
     """``directory/eval.json`` (per-environment metrics) and ``eval_trajectories.jsonl``; a line per environment
     as it finishes."""
     settings = GenerationSettings(max_new_tokens=int(cfg.eval.max_new_tokens), temperature=0.0, seed=seed)
-    since = [time.monotonic()]
+    since = time.monotonic()
 
     def finished(env: str, m: dict[str, Any]) -> None:
+        nonlocal since
         print(f"agentevol:   {env}: {100 * m['success_rate']:.1f}% of {m['episodes']} {cfg.eval.split} tasks "
-              f"({minutes(time.monotonic() - since[0])})", flush=True)
-        since[0] = time.monotonic()
+              f"({minutes(time.monotonic() - since)})", flush=True)
+        since = time.monotonic()
 
     result = expert_data.play(urls, envs, PolicySpec("hf", model), str(cfg.eval.split), cfg.eval.tasks, seed,
                               int(cfg.eval.concurrency), settings, max_turns=turn_cap(cfg), on_env=finished)
