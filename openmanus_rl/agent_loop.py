@@ -6,7 +6,8 @@ environment's server replicas (task and split from ``extra_info``): model turns 
 turns alternate until the episode ends, a turn limit, or the response budget. Replies are read
 with the action format the server declares (``openmanus_rl.prompts.read_reply``). The turn
 limit is ``max_turns``: one limit or a horizon curriculum over training steps
-(``openmanus_rl.horizon``), capped by the environment's own.
+(``openmanus_rl.horizon``), capped by the environment's own; it and the reply budget
+``max_new_tokens`` may each be given per environment (``openmanus_rl.per_env``).
 Token-in/token-out: the model's tokens are kept as generated (mask 1,
 with their log-probs) and only the new observation is tokenized each turn (mask 0).
 The episode always ends on a model token, and that is where verl puts the reward (with
@@ -50,7 +51,7 @@ from agentenv.client import EnvPool, EnvSession
 from agentenv.policies import Decision, Policy
 from agentenv.protocol import InfoResponse
 from agentenv.rollout import Episode, run_episode
-from openmanus_rl import prompts, rewards, trajectories
+from openmanus_rl import per_env, prompts, rewards, trajectories
 from openmanus_rl.agent_registration import AGENT_NAME, CONFIG_VAR, SETTINGS_VAR, decode_settings
 from openmanus_rl.horizon import TurnSchedule
 
@@ -129,23 +130,26 @@ _SETTINGS: dict[str, dict[str, Any]] = {}
 
 @register(AGENT_NAME)
 class OpenManusAgentLoop(AgentLoopBase):
-    def __init__(self, *args: Any, env_servers: dict[str, list[str]] | None = None, max_turns: int | list | None = None,
+    def __init__(self, *args: Any, env_servers: dict[str, list[str]] | None = None,
+                 max_turns: int | list | dict | None = None, max_new_tokens: int | dict | None = None,
                  rollout_dir: str | None = None, token: str | None = None, episode_retries: int | None = None,
                  max_observation_chars: int | None = None, train_on: str | None = None, **kwargs: Any) -> None:
         kwargs.pop("name", None)  # the YAML entry's own name
         kwargs.pop("tools", None)  # verl passes its tool list to every loop; episodes have no tools
         super().__init__(*args, **kwargs)
-        given = {"env_servers": env_servers, "max_turns": max_turns, "rollout_dir": rollout_dir, "token": token,
+        given = {"env_servers": env_servers, "max_turns": max_turns, "max_new_tokens": max_new_tokens,
+                 "rollout_dir": rollout_dir, "token": token,
                  "episode_retries": episode_retries, "max_observation_chars": max_observation_chars,
                  "train_on": train_on}
         settings = {**_settings_file(), **{k: v for k, v in given.items() if v is not None}}
         self.env_servers = {k: list(v) for k, v in _plain(settings.get("env_servers") or {}).items()}
-        self.turn_schedule = TurnSchedule.parse(_plain(settings.get("max_turns")))
+        # one value for all environments or a mapping per environment (openmanus_rl.per_env)
+        self.max_turns = _plain(settings.get("max_turns"))
         self.rollout_dir = Path(settings["rollout_dir"]) if settings.get("rollout_dir") else None
         self.token = settings.get("token") or os.environ.get("AGENTENV_TOKEN")
         self.episode_retries = int(settings.get("episode_retries", 2))
         self.max_observation_chars = int(settings.get("max_observation_chars", prompts.MAX_OBSERVATION_CHARS))
-        self.max_new_tokens = int(settings.get("max_new_tokens", 512))  # per model turn
+        self.max_new_tokens = _plain(settings.get("max_new_tokens", 512))  # per model turn
         self.train_on = str(settings.get("train_on", "reply"))
         if self.train_on not in TRAIN_ON:
             raise ValueError(f"agent.train_on must be one of {', '.join(TRAIN_ON)}, not {self.train_on!r}")
@@ -168,10 +172,17 @@ class OpenManusAgentLoop(AgentLoopBase):
             _POOLS[key] = EnvPool(list(key[2]), token=self.token)
         return _POOLS[key]
 
-    async def _turn_limit(self, pool: EnvPool, train_step: int | None) -> int:
-        """The schedule's limit at ``train_step`` (None: validation, the last limit), capped by the server's."""
+    async def _turn_limit(self, pool: EnvPool, env: str, train_step: int | None) -> int:
+        """``env``'s schedule's limit at ``train_step`` (None: validation, the last limit), capped by the server's."""
         limit = (await pool.info()).max_turns  # the server's, asked once per pool
-        return min(limit, self.turn_schedule.limit(train_step)) if self.turn_schedule else limit
+        schedule = self.turn_schedule(env)
+        return min(limit, schedule.limit(train_step)) if schedule else limit
+
+    def turn_schedule(self, env: str) -> TurnSchedule | None:
+        return TurnSchedule.parse(per_env.value_for(self.max_turns, env, "agent.max_turns"))
+
+    def reply_budget(self, env: str) -> int:
+        return int(per_env.value_for(self.max_new_tokens, env, "agent.max_new_tokens"))
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -179,11 +190,11 @@ class OpenManusAgentLoop(AgentLoopBase):
         extra = _plain(kwargs.get("extra_info") or {})
         env, split, task_id = extra["env_name"], extra.get("split", "train"), int(extra["task_id"])
         style = rewards.style_of(_plain(kwargs.get("reward_model")))
-        policy = _TokenPolicy(self, [dict(m) for m in _plain(kwargs["raw_prompt"])], sampling_params,
+        policy = _TokenPolicy(self, env, [dict(m) for m in _plain(kwargs["raw_prompt"])], sampling_params,
                               *(int(extra[k]) if extra.get(k) is not None else None for k in ("sample_seed", "sample")))
         pool = self._pool(env)
         train_step = int(_plain(kwargs["global_steps"])) if kwargs.get("global_steps") is not None else None
-        turn_limit = await self._turn_limit(pool, None if split == "test" else train_step)
+        turn_limit = await self._turn_limit(pool, env, None if split == "test" else train_step)
         episode = await run_episode(pool, env, task_id, policy, split=split, max_turns=turn_limit,
                                     retries=self.episode_retries)
         trace = policy.trace
@@ -282,9 +293,10 @@ class _TokenPolicy(Policy):
 
     name = AGENT_NAME
 
-    def __init__(self, loop: OpenManusAgentLoop, messages: list[dict[str, str]], sampling_params: dict[str, Any],
-                 sample_seed: int | None = None, sample: int | None = None) -> None:
+    def __init__(self, loop: OpenManusAgentLoop, env: str, messages: list[dict[str, str]],
+                 sampling_params: dict[str, Any], sample_seed: int | None = None, sample: int | None = None) -> None:
         self.loop, self.prompt, self.sampling_params = loop, messages, sampling_params
+        self.reply_budget = loop.reply_budget(env)
         self.sample_seed, self.sample = sample_seed, sample
         self.trace = _Trace(list(messages))
         self.info: InfoResponse = prompts.as_info("unknown")
@@ -318,7 +330,7 @@ class _TokenPolicy(Policy):
             trace.cut_by_budget = True
             return Decision("", stop=True)
         t0 = time.perf_counter()
-        params = {**self.sampling_params, "max_tokens": min(budget, loop.max_new_tokens)}
+        params = {**self.sampling_params, "max_tokens": min(budget, self.reply_budget)}
         if self.sample_seed is not None:
             params[loop.seed_key] = turn_seed(self.sample_seed, turn)
         out = await loop.server_manager.generate(request_id=self.request_id, prompt_ids=trace.token_ids,

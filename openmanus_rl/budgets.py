@@ -94,7 +94,8 @@ def episode_tokens(turns: int, reply_tokens: int, observation_tokens: int) -> in
 
 
 def resolve(overrides: Mapping[str, Any], *, prompts: PromptLengths | None, turn_limits: Mapping[str, int],
-            agent_turns: int | None, reply_tokens: int, observation_tokens: int,
+            agent_turns: int | Mapping[str, int | None] | None, reply_tokens: int | Mapping[str, int],
+            observation_tokens: int,
             context: int | None) -> tuple[dict[str, Any], list[str]]:
     """The settings that replace ``auto`` budgets (and raise token-budget micro-batches to one whole
     sequence), with a line saying how each was reached; a prompt budget smaller than the longest
@@ -116,12 +117,20 @@ def resolve(overrides: Mapping[str, Any], *, prompts: PromptLengths | None, turn
         raise BudgetError(f"the longest first prompt is {prompts.longest} tokens but {PROMPT_KEY} is {prompt}: verl "
                           f"would cut it from the left; raise it (or set it to {AUTO})")
     response = overrides.get(RESPONSE_KEY)
-    if response == AUTO:
-        turns = max(turn_limits.values(), default=agent_turns or 1)
-        if agent_turns is not None:
-            turns = min(turns, agent_turns)
-        response = episode_tokens(turns, reply_tokens, observation_tokens)
-        note = (f"response budget {response} tokens: {turns} turns x ({reply_tokens} reply + {observation_tokens} "
+    if response == AUTO:  # the longest episode of the run's environments, each with its own limits
+        def episode(env: str | None) -> tuple[int, int]:
+            cap = agent_turns.get(env) if isinstance(agent_turns, Mapping) else agent_turns
+            reply = int(reply_tokens[env] if isinstance(reply_tokens, Mapping) else reply_tokens)
+            turns = turn_limits.get(env, cap or 1) if env is not None else (cap or 1)
+            return (turns if cap is None else min(turns, cap)), reply
+
+        names = sorted({*turn_limits, *(agent_turns if isinstance(agent_turns, Mapping) else ()),
+                        *(reply_tokens if isinstance(reply_tokens, Mapping) else ())})
+        longest = max(names, key=lambda e: episode_tokens(*episode(e), observation_tokens), default=None)
+        turns, reply = episode(longest)
+        response = episode_tokens(turns, reply, observation_tokens)
+        whose = f"{longest}'s " if len(names) > 1 else ""
+        note = (f"response budget {response} tokens: {whose}{turns} turns x ({reply} reply + {observation_tokens} "
                 f"observation tokens)")
         if context is not None and response + int(prompt) > context:
             response = context - int(prompt)

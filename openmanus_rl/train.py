@@ -26,7 +26,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs, server_info
-from openmanus_rl import budgets, capacity, cluster, configs, datasets, run_summary
+from openmanus_rl import budgets, capacity, cluster, configs, datasets, per_env, run_summary
 from openmanus_rl.agent_registration import CONFIG_VAR, SETTINGS_VAR, write_agent_loop_files
 from openmanus_rl.horizon import TurnSchedule
 from openmanus_rl.launch import clear_errors, env_options, is_setting, launcher_parser, parse_launcher_args, run_verl
@@ -136,10 +136,13 @@ def _key_value(setting: str) -> tuple[str, Any]:
         return key, value
 
 
-def rendered(cfg: DictConfig, model_path: str | None = None, overrides: dict[str, Any] | None = None) -> list[str]:
-    """The run's verl settings as hydra overrides, the command line's last."""
+def rendered(cfg: DictConfig, model_path: str | None = None, overrides: dict[str, Any] | None = None,
+             resolved: Sequence[str] = ()) -> list[str]:
+    """The run's verl settings as hydra overrides, the command line's last but for the ``resolved`` keys (a
+    command line's ``auto`` budget the run has measured: its number, not the word, goes to verl)."""
     block = OmegaConf.to_container(cfg.verl)
-    return [*render(block, model_path, overrides, gpu=str(cfg.preset).startswith("gpu")), *cfg.verl_extra]
+    extra = [e for e in cfg.verl_extra if override_key(e) not in resolved]
+    return [*render(block, model_path, overrides, gpu=str(cfg.preset).startswith("gpu")), *extra]
 
 
 def verl_command(cfg: DictConfig, model_path: str, agent_yaml: Path, data: dict[str, dict[str, Path]],
@@ -156,7 +159,7 @@ def verl_command(cfg: DictConfig, model_path: str, agent_yaml: Path, data: dict[
         "trainer.experiment_name": out.name,
         "hydra.run.dir": str(out / "hydra"),  # not ./outputs/<date>/<time> of the caller's directory
     })
-    return [sys.executable, "-m", "verl.trainer.main_ppo", *rendered(cfg, model_path, overrides)]
+    return [sys.executable, "-m", "verl.trainer.main_ppo", *rendered(cfg, model_path, overrides, list(budget or ()))]
 
 
 def validation_files(data: dict[str, dict[str, Path]], limit: int | None) -> dict[str, dict[str, Path]]:
@@ -186,7 +189,7 @@ def train(cfg: DictConfig, args: argparse.Namespace) -> int:
     out = Path(cfg.output_dir).resolve()
     try:
         model = training_model(cfg)
-        TurnSchedule.parse(OmegaConf.to_container(cfg.agent).get("max_turns"))
+        agent_limits(cfg, envs)
         if cfg.get("minutes") is not None and not float(cfg.minutes) > 0:
             raise ValueError(f"--minutes must be positive, got {cfg.minutes}")
         settings = experiment_settings(cfg)
@@ -211,7 +214,8 @@ def train(cfg: DictConfig, args: argparse.Namespace) -> int:
         infos = {env: server_info(urls[env]) for env in envs}
         files = [f for p in data.values() for f in (p["train"], p["val"])]
         try:
-            budget = run_budgets(cfg, settings, infos, budgets.longest_first_prompt(files, model_path), model_path)
+            budget = run_budgets(cfg, envs, settings, infos, budgets.longest_first_prompt(files, model_path),
+                                 model_path)
         except budgets.BudgetError as e:
             print(f"train_ppo.sh: {e}", file=sys.stderr)
             return 2
@@ -246,14 +250,29 @@ def resumes_after(settings: dict[str, Any], checkpoints: Path) -> int:
         return 0
 
 
-def run_budgets(cfg: DictConfig, settings: dict[str, Any], infos: dict[str, Any],
+def agent_limits(cfg: DictConfig, envs: Sequence[str]) -> tuple[Any, Any]:
+    """The agent's turn cap (its schedule's largest limit) and reply budget: one value when one serves every
+    environment, else a mapping per environment (``openmanus_rl.per_env``); a ValueError says what is wrong."""
+    agent = OmegaConf.to_container(cfg.agent)
+    turns, replies = agent.get("max_turns"), agent["max_new_tokens"]
+    per_turns = per_env.check(turns, envs, "agent.max_turns")
+    for limit in per_turns.values():
+        TurnSchedule.parse(limit)  # a limit or a schedule, else a ValueError
+    per_replies = per_env.positive_ints(replies, envs, "agent.max_new_tokens")
+    caps = {env: budgets.agent_turn_cap(limit) for env, limit in per_turns.items()}
+    return (caps if per_env.is_per_env(turns) else budgets.agent_turn_cap(turns),
+            per_replies if per_env.is_per_env(replies) else int(replies))
+
+
+def run_budgets(cfg: DictConfig, envs: Sequence[str], settings: dict[str, Any], infos: dict[str, Any],
                 prompts: budgets.PromptLengths | None, model_path: str | None) -> dict[str, Any]:
     """The token budgets a model preset left to the run (``auto``), printed with how they were reached."""
     agent = OmegaConf.to_container(cfg.agent)
+    caps, replies = agent_limits(cfg, envs)
     wants_context = settings.get(budgets.RESPONSE_KEY) == budgets.AUTO
     changed, notes = budgets.resolve(
         settings, prompts=prompts, turn_limits=budgets.turn_limits_of(infos),
-        agent_turns=budgets.agent_turn_cap(agent.get("max_turns")), reply_tokens=int(agent["max_new_tokens"]),
+        agent_turns=caps, reply_tokens=replies,
         observation_tokens=int(agent.get("observation_tokens", 512)),
         context=budgets.context_length(model_path) if wants_context else None)
     for note in notes:
@@ -274,7 +293,7 @@ def dry_run(cfg: DictConfig, envs: Sequence[str], model: dict[str, Any], setting
         except registry.UnknownEnvironment:
             pass
     model_path = str(out / "model") if model.get("build") == "tiny" else str(model["path"])  # prepare_model's
-    budget = run_budgets(cfg, settings, infos, None, None)  # no hub look-up: the context is read at run time
+    budget = run_budgets(cfg, envs, settings, infos, None, None)  # no hub look-up: the context is read at run time
     placement = {"backend": str((cfg.get("env_servers") or {}).get("backend") or "local")}
     # on Ray the settings travel in the job's runtime environment; the file is not written yet: a placeholder
     worker_env = {CONFIG_VAR: str(out / "agent_settings.yaml"), SETTINGS_VAR: "<the run's agent settings>"}

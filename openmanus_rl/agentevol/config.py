@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 
 import yaml
 from omegaconf import DictConfig, OmegaConf
 
-from openmanus_rl import configs
+from openmanus_rl import configs, per_env
 from openmanus_rl.launch import is_setting, launcher_parser, parse_launcher_args
 from openmanus_rl.model_presets import model_preset
 from openmanus_rl.verl_args import default_preset
@@ -57,6 +58,23 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
     return cfg
 
 
-def turn_cap(cfg: DictConfig) -> int | None:
-    """The run's turn limit for exploration and evaluation (AgentGym's ``max_round``); None: each environment's own."""
-    return None if cfg.get("max_turns") is None else int(cfg.max_turns)
+def turn_caps(cfg: DictConfig, envs: Sequence[str]) -> dict[str, int | None]:
+    """Each environment's turn limit for exploration and evaluation (AgentGym's ``max_round``; one for all or
+    per environment); None: the environment's own."""
+    return per_env.positive_ints(cfg.get("max_turns"), envs, "max_turns", optional=True)
+
+
+def reply_budgets(cfg: DictConfig, section: str, envs: Sequence[str]) -> dict[str, int]:
+    """Each environment's reply budget (tokens) of ``explore`` or ``eval``: one for all or per environment."""
+    return per_env.positive_ints(cfg[section].max_new_tokens, envs, f"{section}.max_new_tokens")
+
+
+def check_per_env(cfg: DictConfig, envs: Sequence[str]) -> None:
+    """The per-environment settings name this run's environments (a SystemExit that says which does not)."""
+    try:
+        turn_caps(cfg, envs)
+        for section in ("explore", "eval"):
+            reply_budgets(cfg, section, envs)
+    except ValueError as e:
+        print(f"train_agentevol.sh: {e}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -14,7 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from openmanus_rl import cluster, datasets, expert_data, trajectories
 from openmanus_rl.agent_registration import AGENT_NAME, CONFIG_VAR, write_agent_loop_files
-from openmanus_rl.agentevol.config import turn_cap
+from openmanus_rl.agentevol.config import reply_budgets, turn_caps
 from openmanus_rl.launch import run_verl
 from openmanus_rl.model_presets import model_preset
 from openmanus_rl.policies import GenerationSettings, PolicySpec
@@ -24,15 +24,14 @@ from openmanus_rl.verl_args import verl_overrides
 def explore(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: DictConfig, directory: Path,
             seed: int) -> None:
     """``directory/explore/<env>.jsonl``: every sampled trajectory (AgentTraj), ``sample`` = which draw."""
-    settings = [GenerationSettings(max_new_tokens=int(cfg.explore.max_new_tokens),
-                                   temperature=float(cfg.explore.temperature), top_p=float(cfg.explore.top_p),
-                                   seed=seed + j) for j in range(int(cfg.explore.samples_per_instruction))]
+    caps, budgets = turn_caps(cfg, envs), reply_budgets(cfg, "explore", envs)
     for env in envs:
         items = []
-        for j, s in enumerate(settings):
+        for j in range(int(cfg.explore.samples_per_instruction)):
+            s = GenerationSettings(max_new_tokens=budgets[env], temperature=float(cfg.explore.temperature),
+                                   top_p=float(cfg.explore.top_p), seed=seed + j)
             result = expert_data.play(urls, [env], PolicySpec("hf", model), "train", int(cfg.data.explore_tasks),
-                                      s.seed, int(cfg.explore.concurrency), s,
-                                      max_turns=turn_cap(cfg))
+                                      s.seed, int(cfg.explore.concurrency), s, max_turns=caps[env])
             items += [{**it, "sample": j} for it in result["trajectories"]]
         expert_data.write_atomic(directory / "explore" / f"{env}.jsonl", items)
 
@@ -53,11 +52,9 @@ def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cf
             for r in asyncio.run(datasets.task_rows(env, "train", urls[env], int(cfg.data.explore_tasks)))
             for j in range(samples)]
     datasets.write_parquet(rows, work / "instructions.parquet")
+    # the agent loop takes one limit for all or a mapping per environment, as this run's settings do
     loop_settings = {"env_servers": urls, "rollout_dir": str(work / "rollouts"),
-                     "max_new_tokens": int(cfg.explore.max_new_tokens)}
-    cap = turn_cap(cfg)
-    if cap is not None:
-        loop_settings["max_turns"] = cap
+                     "max_new_tokens": reply_budgets(cfg, "explore", envs), "max_turns": turn_caps(cfg, envs)}
     registration, settings = write_agent_loop_files(work, loop_settings)
     preset_verl = model_preset(str(cfg.model)).get("verl", {})
     overrides: dict[str, Any] = {

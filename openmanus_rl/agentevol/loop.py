@@ -12,7 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs
 from openmanus_rl import capacity, cluster, dpo, expert_data, sft, trajectories
-from openmanus_rl.agentevol.config import load_config, parse_args, turn_cap
+from openmanus_rl.agentevol.config import check_per_env, load_config, parse_args, reply_budgets, turn_caps
 from openmanus_rl.agentevol.explore import explore, explore_verl, filter_successes
 from openmanus_rl.agentevol.report import report
 from openmanus_rl.agentevol.steps import minutes, substep, write_json
@@ -48,8 +48,8 @@ def evaluate_model(urls: dict[str, list[str]], envs: Sequence[str], model: str, 
                    seed: int) -> None:
     """``directory/eval.json`` (per-environment metrics) and ``eval_trajectories.jsonl``; a line per environment
     as it finishes."""
-    settings = GenerationSettings(max_new_tokens=int(cfg.eval.max_new_tokens), temperature=0.0, seed=seed)
     since = time.monotonic()
+    caps, budgets = turn_caps(cfg, envs), reply_budgets(cfg, "eval", envs)
 
     def finished(env: str, m: dict[str, Any]) -> None:
         nonlocal since
@@ -57,8 +57,15 @@ def evaluate_model(urls: dict[str, list[str]], envs: Sequence[str], model: str, 
               f"({minutes(time.monotonic() - since)})", flush=True)
         since = time.monotonic()
 
-    result = expert_data.play(urls, envs, PolicySpec("hf", model), str(cfg.eval.split), cfg.eval.tasks, seed,
-                              int(cfg.eval.concurrency), settings, max_turns=turn_cap(cfg), on_env=finished)
+    results = [expert_data.play(urls, [env], PolicySpec("hf", model), str(cfg.eval.split), cfg.eval.tasks, seed,
+                                int(cfg.eval.concurrency),
+                                GenerationSettings(max_new_tokens=budgets[env], temperature=0.0, seed=seed),
+                                max_turns=caps[env], on_env=finished)
+               for env in envs]  # one environment at a time, each with its own turn limit and reply budget
+    result = {"split": results[0]["split"], "envs": {e: m for r in results for e, m in r["envs"].items()},
+              "trajectories": [t for r in results for t in r["trajectories"]]}
+    result["average"] = {k: round(sum(m[k] for m in result["envs"].values()) / len(envs), 4)
+                         for k in ("success_rate", "avg_reward")}
     expert_data.write_atomic(directory / "eval_trajectories.jsonl", result["trajectories"])
     write_json(directory / "eval.json", {
         "split": result["split"], "seed": seed, "greedy": True,
@@ -118,6 +125,7 @@ def prefer(cfg: DictConfig, init_model: str, envs: Sequence[str], directory: Pat
 
 def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
     envs = registry.parse_names(str(cfg.env_name), remote=given)
+    check_per_env(cfg, envs)
     out = Path(cfg.output_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     OmegaConf.save(cfg, out / "agentevol_config.yaml")

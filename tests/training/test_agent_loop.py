@@ -264,3 +264,18 @@ def test_rollout_rewards_equal_a_replay_on_a_fresh_server(tokenizer, tmp_path):
             assert steps[-1].success == item["success"]
             assert sum(not s.valid for s in steps) == item["invalid_actions"]
     assert {i["success"] for i in items} == {True, False}
+
+
+def test_turn_limit_and_reply_budget_may_be_given_per_environment(tokenizer, maze):
+    """``max_turns`` and ``max_new_tokens`` as mappings (openmanus_rl.per_env): maze's own entries apply; a
+    mapping that names neither maze nor a default stops the episode with an error that says so."""
+    url = maze[0].url
+    model = ScriptedModel(tokenizer, ["Thought: no idea\nAction: fly away"])
+    settings = {"env_servers": {"maze": [url]}, "max_turns": {"maze": 2, "default": 5},
+                "max_new_tokens": {"babyai": 99, "maze": 7}}
+    out = play(tokenizer, model, settings, {"logprobs": False}, row("maze", 1, first_observation(url, "maze", 1)))
+    assert out.extra_fields["reward_extra_info"]["turns"] == 2
+    assert [params["max_tokens"] for _, params in model.calls] == [7, 7]
+    with pytest.raises(ValueError, match=r"agent\.max_new_tokens gives no value for 'maze'"):
+        play(tokenizer, model, {**settings, "max_new_tokens": {"babyai": 99}}, {"logprobs": False},
+             row("maze", 1, first_observation(url, "maze", 1)))

@@ -237,7 +237,8 @@ def test_learning_from_failures_adds_dpo_on_pairs_after_the_iterations_fine_tune
     """dpo.enabled: the iteration pairs each explored failure with a success of its task (here the initial expert
     episode: a 5-step BC model solves no maze) and its evaluated model is the DPO result on top of the fine-tune."""
     out = tmp_path / "dpo"
-    done = _run(out, "dpo.enabled=true", "dpo.epochs=1", "dpo.batch_pairs=4", "eval.untrained=false", "max_turns=4")
+    done = _run(out, "dpo.enabled=true", "dpo.epochs=1", "dpo.batch_pairs=4", "eval.untrained=false",
+                "max_turns={maze: 4, default: 9}", "eval.max_new_tokens={maze: 16}")  # per environment (per_env)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     it1 = out / "iter_1"
     explored = list(trajectories.read(it1 / "explore" / "maze.jsonl"))
