@@ -8,8 +8,9 @@ limit or a reply budget may be written either way::
     max_turns: 20                                      # every environment
     max_turns: {maze: 15, alfworld: 30, default: 20}   # per environment; ``default`` for the rest
 
-A mapping without ``default`` must name every environment of the run; naming one the run does not have is an
-error too (a typo would otherwise silently leave that environment at its default).
+A mapping without ``default`` must name every environment of the run. It may name environments the run does not
+have (a model preset's mapping serves any subset of its environments), but only installed ones: a typo would
+otherwise silently leave that environment at its default.
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from omegaconf import DictConfig, ListConfig, OmegaConf
+
+from agentenv import registry
+
 DEFAULT = "default"
 
 
 def plain(value: Any) -> Any:
     """An OmegaConf node as plain Python (dicts and lists); anything else unchanged."""
-    from omegaconf import DictConfig, ListConfig, OmegaConf
-
     return OmegaConf.to_container(value) if isinstance(value, DictConfig | ListConfig) else value
 
 
@@ -44,14 +47,15 @@ def value_for(value: Any, env: str, what: str) -> Any:
 
 
 def check(value: Any, envs: Sequence[str], what: str) -> dict[str, Any]:
-    """Each environment's setting; a mapping naming an environment the run does not have, or leaving one out
-    without a ``default``, is a ValueError."""
+    """Each environment's setting; a mapping naming an environment that is neither the run's nor installed, or
+    leaving one of the run's out without a ``default``, is a ValueError."""
     value = plain(value)
     if isinstance(value, Mapping):
-        unknown = sorted(str(k) for k in value if k != DEFAULT and k not in envs)
+        known = {*envs, *registry.names()}
+        unknown = sorted(str(k) for k in value if k != DEFAULT and k not in known)
         if unknown:
-            raise ValueError(f"{what} names {', '.join(unknown)}, not an environment of this run "
-                             f"({', '.join(envs)})")
+            raise ValueError(f"{what} names {', '.join(unknown)}, neither an environment of this run "
+                             f"({', '.join(envs)}) nor an installed one")
     return {env: value_for(value, env, what) for env in envs}
 
 

@@ -16,12 +16,14 @@ def test_one_value_serves_every_environment_and_a_mapping_each_its_own():
     given = OmegaConf.create({"maze": 15, "default": 30})  # as a config file gives it
     assert per_env.check(given, ["maze", "alfworld"], "max_turns") == {"maze": 15, "alfworld": 30}
     assert per_env.value_for({"maze": 15}, "maze", "max_turns") == 15
+    # a preset's mapping may name installed environments the run does not have
+    assert per_env.check({"maze": 15, "alfworld": 30}, ["maze"], "max_turns") == {"maze": 15}
     assert per_env.positive_ints(None, ["maze"], "max_turns", optional=True) == {"maze": None}
 
 
 @pytest.mark.parametrize("value,message", [
     ({"maze": 15}, "gives no value for 'alfworld' and no 'default'"),
-    ({"maze": 15, "alfwrld": 20, "default": 9}, "names alfwrld, not an environment of this run"),
+    ({"maze": 15, "alfwrld": 20, "default": 9}, "names alfwrld, neither an environment of this run"),
     ({"maze": 0, "default": 9}, "for maze must be a positive int, not 0"),
     ({"default": "12"}, "must be a positive int, not '12'"),
     (True, "must be a positive int, not True"),
@@ -62,4 +64,4 @@ def test_train_ppo_sizes_its_budget_from_per_environment_limits_and_refuses_a_mi
     assert response_budget("agent.max_turns=4", "agent.max_new_tokens={maze: 500, babyai: 20}") == 4 * (500 + 100)
     code = train.main(["--env_name", "maze", "--output_dir", str(tmp_path / "bad"), "agent.max_turns={maze: 4, mze: 5}",
                        "--dry_run"])
-    assert code == 2 and "agent.max_turns names mze, not an environment of this run" in capsys.readouterr().err
+    assert code == 2 and "agent.max_turns names mze, neither an environment of this run" in capsys.readouterr().err

@@ -26,6 +26,7 @@ VERL_CONFIG = Path(__import__("verl").__file__).parent / "trainer" / "config"
 CASES = [
     ("tiny", "cpu", 1, 1),
     ("BC_CHECKPOINT --model_preset tiny-bc", "cpu", 1, 1),
+    ("BC_CHECKPOINT --model_preset tiny-agent", "cpu", 1, 1),
     ("Qwen/Qwen2.5-0.5B-Instruct", "gpu", 1, 1),
     ("Qwen/Qwen2.5-1.5B-Instruct", "gpu", 2, 1),
     ("Qwen/Qwen2.5-7B-Instruct", "gpu", 8, 1),
@@ -207,3 +208,6 @@ def test_agentevol_takes_the_model_presets_rates_and_budgets_and_the_command_lin
     assert tiny.sft.lr == 3e-3 and tiny.explore.max_new_tokens == 32  # the tiny model's, configs/agentevol.yaml
     assert hub.sft.lr == 1e-5 and hub.explore.max_new_tokens == 512 and hub.eval.max_new_tokens == 512
     assert config("--model", "qwen2.5-0.5b", "sft.lr=2.0e-5").sft.lr == 2e-5
+    agent = config("--model", "tiny-agent")  # per-environment limits (openmanus_rl.per_env); one given wins
+    assert agent.max_turns.textcraft == 15 and agent.eval.max_new_tokens.babyai == 24
+    assert config("--model", "tiny-agent", "max_turns=12").max_turns == 12

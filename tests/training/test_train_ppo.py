@@ -216,4 +216,4 @@ def test_a_users_mistake_is_one_clear_line_and_exit_2(script, args, tmp_path):
     assert (("unknown environment 'no_such_env'" in line and "maze" in line) or "--server takes NAME=URL" in line
             or "could not start the maze server: agentenv: bad option for maze: nope" in line
             or "--minutes must be positive, got 0" in line
-            or "max_turns names mze, not an environment of this run (maze)" in line)
+            or "max_turns names mze, neither an environment of this run (maze)" in line)
