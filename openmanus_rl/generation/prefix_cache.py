@@ -14,6 +14,11 @@ its next turn then still starts from the previous prompt's keys and values.
 Entries are least-recently-used, bounded by a total token count, and used once (the turn that
 extends an entry stores the longer sequence). A weight update must clear them: the keys and values
 belong to the old weights.
+
+The bound must hold every episode in flight: with lockstep batches, one episode whose entry was evicted
+re-encodes its whole conversation, and the batch's first forward pass is padded to that length for every
+row (textcraft's 50 evaluation episodes took minutes a turn once their conversations outgrew 131,072
+tokens). :func:`tokens_for` sizes it by memory instead: a tiny model's keys and values take ~1 KiB a token.
 """
 
 from __future__ import annotations
@@ -22,6 +27,16 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
 import torch
+
+
+def tokens_for(model: torch.nn.Module, budget_bytes: int, floor: int) -> int:
+    """How many tokens' keys and values of ``model`` (a ``transformers`` causal LM) fit ``budget_bytes``,
+    at least ``floor``."""
+    c = model.config
+    head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+    kv_heads = getattr(c, "num_key_value_heads", None) or c.num_attention_heads
+    per_token = c.num_hidden_layers * 2 * kv_heads * head_dim * next(model.parameters()).element_size()
+    return max(int(floor), int(budget_bytes) // per_token)
 
 
 @dataclass

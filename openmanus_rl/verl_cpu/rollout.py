@@ -21,7 +21,7 @@ Engine options go in ``actor_rollout_ref.rollout.engine_kwargs.hf`` (all optiona
 ``max_batch_size`` (default ``rollout.max_num_seqs``), ``attn_implementation`` (default "sdpa"),
 ``num_threads`` (torch threads in the server; default: leave as is), ``dtype`` (default float32
 on CPU, else ``rollout.dtype``), ``prefix_cache_tokens`` (keys/values kept between an episode's turns,
-matched by content, :mod:`.prefix_cache`; default 262144 tokens, 0 turns it off).
+matched by content, :mod:`.prefix_cache`; default: as many as 2 GiB hold, at least 262144; 0 turns it off).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from verl.workers.rollout.base import BaseRollout
 from verl.workers.rollout.replica import RolloutMode, RolloutReplica, TokenOutput
 
 from openmanus_rl.generation import GenRequest, HFGenerator, PrefixCache
+from openmanus_rl.generation.prefix_cache import tokens_for
 
 from . import ROLLOUT_NAME
 
@@ -147,7 +148,8 @@ class HFRolloutServer:
         if pad_id is None:
             pad_id = eos_ids[0] if eos_ids else 0
         seed = int(_cfg_get(config, "seed", 0) or 0) + 1000 * replica_rank + node_rank
-        cache_tokens = int(ek.get("prefix_cache_tokens", 1 << 18))
+        cache_tokens = ek.get("prefix_cache_tokens")  # default: 2 GiB of keys and values, at least 262,144 tokens
+        cache_tokens = int(tokens_for(self.model, 2 << 30, 1 << 18) if cache_tokens is None else cache_tokens)
         self.prefix_cache = PrefixCache(cache_tokens) if cache_tokens > 0 else None
         self.generator = HFGenerator(self.model, eos_ids, pad_id, seed=seed, prefix_cache=self.prefix_cache)
         self.full_determinism = bool(_cfg_get(config, "full_determinism", False))

@@ -496,3 +496,19 @@ def test_a_worker_whose_launcher_lives_keeps_running():
     assert out.returncode == 0, out.stderr[-2000:]
     # armed once; its own children will check for this process's parent
     assert out.stdout.strip() == "True None True"
+
+
+def test_the_prefix_cache_is_sized_by_memory_so_every_episode_in_flight_fits(tmp_path):
+    """A tiny model's keys and values take 1 KiB a token (2 layers x keys and values x 2 heads x 32 x 4 bytes):
+    2 GiB hold 2,097,152 tokens, where the old fixed bound of 131,072 made textcraft's 50 evaluation episodes
+    evict each other and re-encode whole conversations every turn; a large model keeps the floor."""
+    from openmanus_rl.generation.prefix_cache import tokens_for
+    from openmanus_rl.policies.chat import GenerationSettings
+    from openmanus_rl.policies.hf import HFBackend, load_model
+    from openmanus_rl.tiny_model import build_tiny_model
+
+    model, tok = load_model(build_tiny_model(tmp_path / "tiny", hidden_size=128, num_layers=2))
+    assert (model.config.num_key_value_heads, model.config.hidden_size // model.config.num_attention_heads) == (2, 32)
+    assert tokens_for(model, 2 << 30, 1 << 17) == 2 << 20
+    assert tokens_for(model, 1 << 20, 1 << 17) == 1 << 17  # the floor
+    assert HFBackend(model, tok, GenerationSettings()).prefix_cache.max_tokens == 2 << 20
