@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -62,15 +63,13 @@ def evaluate_model(urls: dict[str, list[str]], envs: Sequence[str], model: str, 
                                 GenerationSettings(max_new_tokens=budgets[env], temperature=0.0, seed=seed),
                                 max_turns=caps[env], on_env=finished)
                for env in envs]  # one environment at a time, each with its own turn limit and reply budget
-    result = {"split": results[0]["split"], "envs": {e: m for r in results for e, m in r["envs"].items()},
-              "trajectories": [t for r in results for t in r["trajectories"]]}
-    result["average"] = {k: round(sum(m[k] for m in result["envs"].values()) / len(envs), 4)
-                         for k in ("success_rate", "avg_reward")}
-    expert_data.write_atomic(directory / "eval_trajectories.jsonl", result["trajectories"])
+    metrics = {env: m for r in results for env, m in r["envs"].items()}
+    expert_data.write_atomic(directory / "eval_trajectories.jsonl", [t for r in results for t in r["trajectories"]])
     write_json(directory / "eval.json", {
-        "split": result["split"], "seed": seed, "greedy": True,
-        "envs": {env: {k: m[k] for k in EVAL_KEYS} for env, m in result["envs"].items()},
-        "average": {k: result["average"][k] for k in ("success_rate", "avg_reward")},
+        "split": str(cfg.eval.split), "seed": seed, "greedy": True,
+        "envs": {env: {k: m[k] for k in EVAL_KEYS} for env, m in metrics.items()},
+        "average": {k: round(statistics.fmean(m[k] for m in metrics.values()), 4)
+                    for k in ("success_rate", "avg_reward")},
     })
 
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import torch
-from transformers import DynamicCache
+from transformers.cache_utils import Cache
 
+from openmanus_rl.generation import attention
 from openmanus_rl.generation.prefix_cache import CachedPrefix, PrefixCache
 
 
@@ -67,6 +68,7 @@ class HFGenerator:
 
     def __init__(self, model: torch.nn.Module, eos_token_ids: list[int], pad_token_id: int, seed: int = 0,
                  prefix_cache: PrefixCache | None = None):
+        attention.install()  # decoding without copying the KV cache (openmanus_rl/generation/attention.py)
         self.model = model
         self.prefix_cache = prefix_cache
         self.eos_token_ids = sorted({int(t) for t in eos_token_ids if t is not None})
@@ -181,7 +183,7 @@ class HFGenerator:
             attention_mask[i, lc - n:lc] = 1
             attention_mask[i, lc + ls - len(tokens):] = 1
             position_ids[i, ls - len(tokens):] = torch.arange(n, n + len(tokens))
-        past = None
+        past = attention.growing_cache()
         if lc:
             first = next(c for c in cached if c is not None).layers
             layers = []
@@ -193,11 +195,11 @@ class HFGenerator:
                         keys[i, :, lc - n_cached[i]:] = c.layers[li][0]
                         values[i, :, lc - n_cached[i]:] = c.layers[li][1]
                 layers.append((keys.to(device), values.to(device)))
-            past = DynamicCache(ddp_cache_data=layers)
+            past = attention.growing_cache(layers)
         return input_ids.to(device), attention_mask.to(device), position_ids.to(device), past
 
     def _keep(self, requests: list[GenRequest], out_tokens: list[list[int]], prefill_mask: torch.Tensor,
-              past: DynamicCache) -> None:
+              past: Cache) -> None:
         """Store each request's keys/values: its prompt and the reply's tokens that were run through
         the model (all but the last, which was sampled and never encoded)."""
         prefill_len = prefill_mask.shape[1]

@@ -512,3 +512,30 @@ def test_the_prefix_cache_is_sized_by_memory_so_every_episode_in_flight_fits(tmp
     assert tokens_for(model, 2 << 30, 1 << 17) == 2 << 20
     assert tokens_for(model, 1 << 20, 1 << 17) == 1 << 17  # the floor
     assert HFBackend(model, tok, GenerationSettings()).prefix_cache.max_tokens == 2 << 20
+
+
+def test_decoding_attention_and_the_growing_cache_give_transformers_own_numbers():
+    """openmanus_rl/generation/attention.py rewrites two copies away (repeat_kv for one query token, and the
+    cache's concatenation per token); both must leave the numbers as transformers computes them."""
+    from transformers.cache_utils import DynamicLayer
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    from openmanus_rl.generation.attention import GrowingLayer, grouped_decode_sdpa
+
+    torch.manual_seed(0)
+    module = torch.nn.Module()
+    module.num_key_value_groups, module.is_causal = 3, True
+    query, key, value = torch.randn(4, 6, 1, 8), torch.randn(4, 2, 37, 8), torch.randn(4, 2, 37, 8)
+    mask = torch.ones(4, 1, 1, 37, dtype=torch.bool)
+    mask[1, ..., :5] = mask[3, ..., :20] = False  # left padding of different lengths
+    for m in (mask, None):
+        ours, _ = grouped_decode_sdpa(module, query, key, value, m, scaling=0.3)
+        theirs, _ = sdpa_attention_forward(module, query, key, value, m, scaling=0.3)
+        assert ours.shape == theirs.shape == (4, 1, 6, 8) and torch.allclose(ours, theirs, atol=1e-6)
+
+    growing, plain = GrowingLayer(), DynamicLayer()
+    for n in (300, 1, 1, 7, 1):  # a prefill past the first buffer, then tokens
+        k, v = torch.randn(2, 2, n, 4), torch.randn(2, 2, n, 4)
+        got, want = growing.update(k, v), plain.update(k, v)
+        assert all(torch.equal(a, b) for a, b in zip(got, want, strict=True))
+    assert growing.get_seq_length() == plain.get_seq_length() == 310
