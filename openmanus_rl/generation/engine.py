@@ -80,13 +80,29 @@ class HFGenerator:
     def generate(self, requests: list[GenRequest]) -> list[GenResult]:
         if not requests:
             return []
-        model = self.model
-        device = next(model.parameters()).device
-        bsz = len(requests)
         if min(len(r.prompt_ids) for r in requests) == 0:
             raise ValueError("empty prompt")
         cache = self.prefix_cache
         cached = [cache.take(r.prompt_ids) if cache is not None else None for r in requests]
+        # The first forward pass pads every row to the longest new segment: a new episode's whole first prompt
+        # next to episodes that only add an observation would make all of them encode ~1,000 tokens. Rows
+        # the cache serves and rows it does not are generated as two batches.
+        groups = [[i for i, c in enumerate(cached) if (c is not None) == hit] for hit in (True, False)]
+        groups = [g for g in groups if g]
+        if len(groups) == 1:
+            return self._generate(requests, cached)
+        results: list[GenResult | None] = [None] * len(requests)
+        for group in groups:
+            for i, result in zip(group, self._generate([requests[i] for i in group], [cached[i] for i in group]),
+                                 strict=True):
+                results[i] = result
+        return results  # type: ignore[return-value]
+
+    def _generate(self, requests: list[GenRequest], cached: list[CachedPrefix | None]) -> list[GenResult]:
+        model = self.model
+        device = next(model.parameters()).device
+        bsz = len(requests)
+        cache = self.prefix_cache
         input_ids, attention_mask, position_ids, past = self._prefill_inputs(requests, cached, device)
         prefill_len = attention_mask.shape[1]
 
