@@ -118,10 +118,10 @@ def resolve(overrides: Mapping[str, Any], *, prompts: PromptLengths | None, turn
                           f"would cut it from the left; raise it (or set it to {AUTO})")
     response = overrides.get(RESPONSE_KEY)
     if response == AUTO:  # the longest episode of the run's environments, each with its own limits
-        def episode(env: str | None) -> tuple[int, int]:
+        def episode(env: str | None) -> tuple[int, int]:  # None: no environment named at all
             cap = agent_turns.get(env) if isinstance(agent_turns, Mapping) else agent_turns
             reply = int(reply_tokens[env] if isinstance(reply_tokens, Mapping) else reply_tokens)
-            turns = turn_limits.get(env, cap or 1) if env is not None else (cap or 1)
+            turns = turn_limits.get(env, cap or 1)  # an environment that does not say (or none): the agent's
             return (turns if cap is None else min(turns, cap)), reply
 
         names = sorted({*turn_limits, *(agent_turns if isinstance(agent_turns, Mapping) else ()),

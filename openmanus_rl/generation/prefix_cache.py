@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import torch
 
+CPU_BUDGET_BYTES = 2 << 30  # the default on CPU of the evaluator's hf: policy and the CPU rollout replica
+
 
 def tokens_for(model: torch.nn.Module, budget_bytes: int, floor: int) -> int:
     """How many tokens' keys and values of ``model`` (a ``transformers`` causal LM) fit ``budget_bytes``,

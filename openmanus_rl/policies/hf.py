@@ -24,9 +24,6 @@ from openmanus_rl.policies.chat import ChatRequest, GenerationSettings, Reply
 
 log = logging.getLogger(__name__)
 
-CPU_PREFIX_CACHE_BYTES = 2 << 30  # keys and values kept between an episode's turns, on CPU
-
-
 def load_model(path: str | Path, dtype: str = "auto", device: str = "auto") -> tuple[Any, Any]:
     """Model and tokenizer of a local checkpoint (``save_pretrained`` layout), ready for generation."""
     import torch
@@ -60,7 +57,7 @@ class HFBackend:
     def __init__(self, model: Any, tokenizer: Any, settings: GenerationSettings, *, flush_timeout: float = 60.0,
                  prefix_cache_tokens: int | None = None):
         from openmanus_rl.generation import HFGenerator, PrefixCache
-        from openmanus_rl.generation.prefix_cache import tokens_for
+        from openmanus_rl.generation.prefix_cache import CPU_BUDGET_BYTES, tokens_for
 
         self.model, self.tokenizer, self.settings = model, tokenizer, settings
         eos = model.generation_config.eos_token_id
@@ -69,7 +66,7 @@ class HFBackend:
         if prefix_cache_tokens is None:  # on CPU (tiny and small models): 2 GiB of keys and values, at least
             # 131,072 tokens (every episode in flight must fit); on a GPU the entries would hold GBs
             cpu = next(model.parameters()).device.type == "cpu"
-            prefix_cache_tokens = tokens_for(model, CPU_PREFIX_CACHE_BYTES, 1 << 17) if cpu else 0
+            prefix_cache_tokens = tokens_for(model, CPU_BUDGET_BYTES, 1 << 17) if cpu else 0
         self.prefix_cache = PrefixCache(prefix_cache_tokens) if prefix_cache_tokens > 0 else None
         self.generator = HFGenerator(model, list(eos) if isinstance(eos, (list, tuple)) else [eos],
                                      tokenizer.pad_token_id, prefix_cache=self.prefix_cache)

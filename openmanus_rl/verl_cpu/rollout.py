@@ -40,7 +40,7 @@ from verl.workers.rollout.base import BaseRollout
 from verl.workers.rollout.replica import RolloutMode, RolloutReplica, TokenOutput
 
 from openmanus_rl.generation import GenRequest, HFGenerator, PrefixCache
-from openmanus_rl.generation.prefix_cache import tokens_for
+from openmanus_rl.generation.prefix_cache import CPU_BUDGET_BYTES, tokens_for
 
 from . import ROLLOUT_NAME
 
@@ -149,7 +149,7 @@ class HFRolloutServer:
             pad_id = eos_ids[0] if eos_ids else 0
         seed = int(_cfg_get(config, "seed", 0) or 0) + 1000 * replica_rank + node_rank
         cache_tokens = ek.get("prefix_cache_tokens")  # default: 2 GiB of keys and values, at least 262,144 tokens
-        cache_tokens = int(tokens_for(self.model, 2 << 30, 1 << 18) if cache_tokens is None else cache_tokens)
+        cache_tokens = int(tokens_for(self.model, CPU_BUDGET_BYTES, 1 << 18) if cache_tokens is None else cache_tokens)
         self.prefix_cache = PrefixCache(cache_tokens) if cache_tokens > 0 else None
         self.generator = HFGenerator(self.model, eos_ids, pad_id, seed=seed, prefix_cache=self.prefix_cache)
         self.full_determinism = bool(_cfg_get(config, "full_determinism", False))
