@@ -34,11 +34,13 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from agentenv import registry
 from agentenv.client import EnvPool, EnvSession
@@ -47,7 +49,7 @@ from agentenv.launcher import ServerError, check_servers, env_servers, parse_opt
 from agentenv.policies import Decision, Policy
 from agentenv.protocol import InfoResponse
 from agentenv.rollout import Episode, run_episodes, summarize
-from openmanus_rl import atomic, prompts, trajectories
+from openmanus_rl import atomic, per_env, prompts, trajectories
 from openmanus_rl.eval_report import FORMAT, merge_main, results_table
 from openmanus_rl.policies import GenerationSettings, PolicySpec, PolicySpecError, build_policy, parse_policy_spec
 from openmanus_rl.policies.openai_api import EndpointError
@@ -71,7 +73,7 @@ class EvalConfig:
     split: str = "test"
     limit: int | None = None
     concurrency: int = 8
-    max_turns: int | None = None
+    max_turns: int | Mapping[str, int | None] | None = None  # or per environment (openmanus_rl.per_env)
     seed: int = 0
     retries: int = 3
     token: str | None = None
@@ -187,10 +189,11 @@ async def evaluate_env(urls: list[str], env: str, policy: Policy, cfg: EvalConfi
         if plan is not None:
             plan(len(task_ids), cfg.concurrency)
         counting = _CountingAborts(policy)
+        max_turns = per_env.value_for(cfg.max_turns, env, "max_turns")
         episodes = await run_episodes(pool, env, task_ids, counting, split=cfg.split, concurrency=cfg.concurrency,
-                                      seed=cfg.seed, max_turns=cfg.max_turns, retries=cfg.retries,
+                                      seed=cfg.seed, max_turns=max_turns, retries=cfg.retries,
                                       progress=cfg.progress)
-    metrics = {"tasks": n, "max_turns": min(int(info.max_turns), cfg.max_turns or math.inf),
+    metrics = {"tasks": n, "max_turns": min(int(info.max_turns), max_turns or math.inf),
                "success_threshold": info.success_threshold, **env_metrics(episodes, counting.aborted)}
     return metrics, [trajectory(ep, info) for ep in episodes]
 
@@ -370,7 +373,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an option of an environment server this command starts (repeat)")
     p.add_argument("--limit", type=int, default=None, help="only the first N tasks of each split")
     p.add_argument("--concurrency", type=int, default=8, help="episodes at once per environment (the HF batch size)")
-    p.add_argument("--max-turns", type=int, default=None, help="cap on turns per episode (default: the env's own)")
+    p.add_argument("--max-turns", default=None,
+                   help="cap on turns per episode (default: the env's own); or per environment: "
+                        "'{maze: 15, alfworld: 30, default: 20}'")
     p.add_argument("--output", default=None, help="result JSON (default: outputs/eval/LABEL_SPLIT_TIME.json)")
     p.add_argument("--server", action="append", default=[], metavar="NAME=URL",
                    help="use a running server instead of starting one (repeat; several URLs = replicas)")
@@ -379,7 +384,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--token", default=os.environ.get("AGENTENV_TOKEN"), help="environment servers' bearer token")
     p.add_argument("--label", default=None, help="row name in tables (default: from the policy)")
     g = p.add_argument_group("LLM policies")
-    g.add_argument("--max-new-tokens", type=int, default=256, help="reply length bound per turn")
+    g.add_argument("--max-new-tokens", default="256",
+                   help="reply length bound per turn; or per environment: '{babyai: 24, textcraft: 192, default: 128}'")
     g.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
     g.add_argument("--top-p", type=float, default=1.0)
     g.add_argument("--dtype", default="auto", help="hf/verl weights: auto (fp32 on CPU, bf16 on GPU), float32, ...")
@@ -388,9 +394,26 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def per_env_count(text: str | None, flag: str, envs: Sequence[str],
+                  optional: bool = False) -> int | dict[str, int | None] | None:
+    """``flag``'s count, or its YAML mapping of counts per environment (:mod:`openmanus_rl.per_env`)."""
+    if text is None:
+        return None
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        value = None
+    if not isinstance(value, int | dict) or isinstance(value, bool):
+        raise EvalError(f"{flag} takes a number or a mapping such as '{{maze: 15, default: 20}}', not {text!r}")
+    try:
+        counts = per_env.positive_ints(value, envs, flag, optional=optional)
+    except ValueError as e:
+        raise EvalError(str(e)) from e
+    return counts if isinstance(value, dict) else value
+
+
 def config_from_args(args: argparse.Namespace) -> EvalConfig:
-    for flag, value in (("--limit", args.limit), ("--concurrency", args.concurrency), ("--max-turns", args.max_turns),
-                        ("--max-new-tokens", args.max_new_tokens)):
+    for flag, value in (("--limit", args.limit), ("--concurrency", args.concurrency)):
         if value is not None and value < 1:
             raise EvalError(f"{flag} must be at least 1, not {value}")
     if args.retries < 0 or args.temperature < 0 or not 0 < args.top_p <= 1:
@@ -427,10 +450,12 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
         raise EvalError("--items goes with --suite agenteval")
     else:
         envs = resolve_envs(args.env, servers)
-    settings = GenerationSettings(max_new_tokens=args.max_new_tokens, temperature=args.temperature,
+    max_turns = per_env_count(args.max_turns, "--max-turns", envs, optional=True)  # null: the environment's own
+    max_new_tokens = per_env_count(args.max_new_tokens, "--max-new-tokens", envs)
+    settings = GenerationSettings(max_new_tokens=max_new_tokens, temperature=args.temperature,
                                   top_p=args.top_p, seed=args.seed)
     return EvalConfig(envs=envs, policy=spec, servers={k: v for k, v in servers.items() if k in envs},
-                      split=args.split, limit=args.limit, concurrency=args.concurrency, max_turns=args.max_turns,
+                      split=args.split, limit=args.limit, concurrency=args.concurrency, max_turns=max_turns,
                       seed=args.seed, retries=args.retries, token=args.token or None, label=args.label,
                       settings=settings, dtype=args.dtype, device=args.device, progress=not args.quiet,
                       options=options, suite=suite, items=items.resolve() if items else None, not_run=not_run,

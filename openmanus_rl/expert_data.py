@@ -51,7 +51,8 @@ def write_atomic(path: Path, items: Iterable[dict[str, Any]]) -> int:
 
 def play(urls: Mapping[str, Sequence[str]], envs: Sequence[str], policy: str | PolicySpec, split: str = "train",
          tasks: int | None = None, seed: int = 0, concurrency: int = 16, settings: GenerationSettings | None = None,
-         max_turns: int | None = None, on_env: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
+         max_turns: int | Mapping[str, int | None] | None = None,
+         on_env: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """The evaluator's result document for ``policy`` on the first ``tasks`` tasks of ``split``; ``on_env`` is
     called with each environment's metrics as it finishes."""
     spec = policy if isinstance(policy, PolicySpec) else evaluate.parse_policy_spec(policy)

@@ -24,16 +24,17 @@ from openmanus_rl.verl_args import verl_overrides
 def explore(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: DictConfig, directory: Path,
             seed: int) -> None:
     """``directory/explore/<env>.jsonl``: every sampled trajectory (AgentTraj), ``sample`` = which draw."""
+    items: dict[str, list[dict[str, Any]]] = {env: [] for env in envs}
     caps, budgets = turn_caps(cfg, envs), reply_budgets(cfg, "explore", envs)
+    for j in range(int(cfg.explore.samples_per_instruction)):
+        s = GenerationSettings(max_new_tokens=budgets, temperature=float(cfg.explore.temperature),
+                               top_p=float(cfg.explore.top_p), seed=seed + j)
+        result = expert_data.play(urls, envs, PolicySpec("hf", model), "train", int(cfg.data.explore_tasks),
+                                  s.seed, int(cfg.explore.concurrency), s, max_turns=caps)
+        for it in result["trajectories"]:
+            items[trajectories.parse_item_id(it["item_id"])[0]].append({**it, "sample": j})
     for env in envs:
-        items = []
-        for j in range(int(cfg.explore.samples_per_instruction)):
-            s = GenerationSettings(max_new_tokens=budgets[env], temperature=float(cfg.explore.temperature),
-                                   top_p=float(cfg.explore.top_p), seed=seed + j)
-            result = expert_data.play(urls, [env], PolicySpec("hf", model), "train", int(cfg.data.explore_tasks),
-                                      s.seed, int(cfg.explore.concurrency), s, max_turns=caps[env])
-            items += [{**it, "sample": j} for it in result["trajectories"]]
-        expert_data.write_atomic(directory / "explore" / f"{env}.jsonl", items)
+        expert_data.write_atomic(directory / "explore" / f"{env}.jsonl", items[env])
 
 
 def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: DictConfig, directory: Path,

@@ -58,13 +58,12 @@ def evaluate_model(urls: dict[str, list[str]], envs: Sequence[str], model: str, 
               f"({minutes(time.monotonic() - since)})", flush=True)
         since = time.monotonic()
 
-    results = [expert_data.play(urls, [env], PolicySpec("hf", model), str(cfg.eval.split), cfg.eval.tasks, seed,
-                                int(cfg.eval.concurrency),
-                                GenerationSettings(max_new_tokens=budgets[env], temperature=0.0, seed=seed),
-                                max_turns=caps[env], on_env=finished)
-               for env in envs]  # one environment at a time, each with its own turn limit and reply budget
-    metrics = {env: m for r in results for env, m in r["envs"].items()}
-    expert_data.write_atomic(directory / "eval_trajectories.jsonl", [t for r in results for t in r["trajectories"]])
+    # one model for every environment, each with its own turn limit and reply budget
+    greedy = GenerationSettings(max_new_tokens=budgets, temperature=0.0, seed=seed)
+    result = expert_data.play(urls, envs, PolicySpec("hf", model), str(cfg.eval.split), cfg.eval.tasks, seed,
+                              int(cfg.eval.concurrency), greedy, max_turns=caps, on_env=finished)
+    metrics = result["envs"]
+    expert_data.write_atomic(directory / "eval_trajectories.jsonl", result["trajectories"])
     write_json(directory / "eval.json", {
         "split": str(cfg.eval.split), "seed": seed, "greedy": True,
         "envs": {env: {k: m[k] for k in EVAL_KEYS} for env, m in metrics.items()},

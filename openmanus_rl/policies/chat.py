@@ -11,6 +11,7 @@ are kept on the episode's turns, so the evaluator can rebuild the exact chat the
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -18,14 +19,15 @@ from agentenv.client import EnvSession
 from agentenv.policies import Decision, Policy
 from agentenv.protocol import InfoResponse
 from agentenv.rollout import Episode
-from openmanus_rl import prompts
+from openmanus_rl import per_env, prompts
 
 
 @dataclass(frozen=True)
 class GenerationSettings:
-    """Sampling settings shared by every backend. Temperature 0 means greedy decoding."""
+    """Sampling settings shared by every backend. Temperature 0 means greedy decoding. ``max_new_tokens`` may be a
+    mapping per environment (:mod:`openmanus_rl.per_env`): one model's replies differ tenfold between environments."""
 
-    max_new_tokens: int = 256
+    max_new_tokens: int | Mapping[str, int] = 256
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int = 0
@@ -33,6 +35,9 @@ class GenerationSettings:
     @property
     def greedy(self) -> bool:
         return self.temperature <= 0.0
+
+    def reply_budget(self, env: str) -> int:
+        return int(per_env.value_for(self.max_new_tokens, env, "max_new_tokens"))
 
 
 @dataclass(frozen=True)

@@ -152,7 +152,7 @@ class HFBackend:
     def _prompt_ids(self, request: ChatRequest) -> list[int]:
         text = self.tokenizer.apply_chat_template(request.messages, tokenize=False, add_generation_prompt=True)
         ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-        room = int(self._context) - self.settings.max_new_tokens
+        room = int(self._context) - self.settings.reply_budget(request.env)
         if room > 0 and len(ids) > room:  # keep the latest turns; the chat is recorded in full regardless
             if not self._warned_truncation:
                 log.warning("a prompt of %d tokens exceeds the model's context; keeping its last %d", len(ids), room)
@@ -165,7 +165,7 @@ class HFBackend:
         from openmanus_rl.generation import GenRequest
 
         s = self.settings
-        batch = [GenRequest(self._prompt_ids(r), s.max_new_tokens, temperature=0.0 if s.greedy else s.temperature,
+        batch = [GenRequest(self._prompt_ids(r), s.reply_budget(r.env), temperature=0.0 if s.greedy else s.temperature,
                             top_p=s.top_p, seed=r.seed(s.seed)) for r in requests]
         self.batch_sizes.append(len(requests))
         results = self.generator.generate(batch)

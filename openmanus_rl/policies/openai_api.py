@@ -82,7 +82,7 @@ class OpenAIBackend:
     async def reply(self, request: ChatRequest) -> Reply:
         s = self.settings
         body: dict[str, Any] = {"model": await self.resolve_model(), "messages": request.messages,
-                                "max_tokens": s.max_new_tokens, "temperature": max(0.0, s.temperature),
+                                "max_tokens": s.reply_budget(request.env), "temperature": max(0.0, s.temperature),
                                 "top_p": s.top_p}
         if not s.greedy:
             body["seed"] = request.seed(s.seed)

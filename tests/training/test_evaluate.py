@@ -389,6 +389,28 @@ def test_hf_policy_runs_episodes_end_to_end_with_lockstep_batches(tiny, tmp_path
         assert item["turns"] == 3 and item["success"] is False
 
 
+def test_turn_limits_and_reply_budgets_per_environment(tiny, env_servers, tmp_path):
+    from openmanus_rl.policies.chat import ChatRequest, GenerationSettings
+    from openmanus_rl.policies.hf import HFBackend, load_model
+
+    # a reply budget per environment: the same prompt, greedy, stops after 3 tokens for maze and 10 for the rest
+    model, tok = load_model(tiny)
+    backend = HFBackend(model, tok, GenerationSettings(max_new_tokens={"maze": 3, "default": 10}))
+    messages = prompts.initial_messages("maze", "Find the goal.")
+    short, long = backend.generate([ChatRequest(messages, "maze", 0, 0), ChatRequest(messages, "wordle", 0, 0)])
+    assert short.cut and long.text.startswith(short.text) and len(long.text) > len(short.text)
+
+    out = tmp_path / "per_env.json"
+    assert eval_main(["--policy", f"hf:{tiny}", "--limit", "2", "--concurrency", "2", "--max-turns",
+                      "{maze: 2, default: 3}", "--max-new-tokens", "{maze: 4, wordle: 6}", "--output", str(out),
+                      "--quiet", *server_args(env_servers, ("maze", "wordle"))]) == 0
+    result = load(out)
+    assert result["max_turns"] == {"maze": 2, "wordle": 3}
+    assert result["generation"]["max_new_tokens"] == {"maze": 4, "wordle": 6}
+    for env, turns in (("maze", 2), ("wordle", 3)):  # random weights never finish: every episode runs to its cap
+        assert result["envs"][env]["max_turns"] == turns and result["envs"][env]["avg_turns"] == turns
+
+
 def test_hf_results_repeat_with_the_same_seed(tiny, env_servers, tmp_path):
     def run(name: str, *extra: str) -> dict[str, Any]:
         out = tmp_path / name
@@ -578,6 +600,11 @@ def _closed_port() -> int:
     (["--suite", "agenteval", "--env", "maze", "--policy", "expert", "--items", "/no/such/dir"],
      "--suite agenteval needs AgentGym's published item ids"),
     (["--env", "maze", "--policy", "expert", "--items", "/no/such/dir"], "--items goes with --suite agenteval"),
+    (["--env", "maze", "--policy", "expert", "--max-turns", "{maze: 5, mazee: 3}"], "names mazee, neither"),
+    (["--env", "maze", "--policy", "expert", "--max-new-tokens", "{wordle: 5}"], "gives no value for 'maze'"),
+    (["--env", "maze", "--policy", "expert", "--max-turns", "{maze: 0}"], "must be a positive int, not 0"),
+    (["--env", "maze", "--policy", "expert", "--max-turns", "many"], "--max-turns takes a number or a mapping"),
+    (["--env", "maze", "--policy", "expert", "--max-new-tokens", "{maze: null}"], "must be a positive int, not None"),
 ])
 def test_bad_input_is_a_clear_error_and_writes_nothing(args, message, tmp_path):
     out = tmp_path / "sub" / "result.json"
