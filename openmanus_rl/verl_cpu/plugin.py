@@ -50,6 +50,14 @@ def _register_cpu_engines(impl) -> None:
     _status["engines_registered"] = True
 
 
+def _register_packed_attention(_modeling_utils) -> None:
+    """``attn_implementation="sdpa_packed"`` (packed_attention.py), the CPU presets' training attention."""
+    from .packed_attention import register
+
+    register()
+    _status["packed_attention_registered"] = True
+
+
 DIE_WITH_PARENT = "OPENMANUS_DIE_WITH_PARENT"
 
 
@@ -80,6 +88,7 @@ def _setup() -> None:
         apply()
         _status["patches_applied"] = True
         when_imported("verl.workers.engine.fsdp.transformer_impl", _register_cpu_engines)
+        when_imported("transformers.modeling_utils", _register_packed_attention)
         threads = os.environ.get("OPENMANUS_VERL_CPU_THREADS", "1").strip()
         if threads and threads != "0":
             import torch

@@ -539,3 +539,49 @@ def test_decoding_attention_and_the_growing_cache_give_transformers_own_numbers(
         got, want = growing.update(k, v), plain.update(k, v)
         assert all(torch.equal(a, b) for a, b in zip(got, want, strict=True))
     assert growing.get_seq_length() == plain.get_seq_length() == 310
+
+
+def test_packed_training_attention_gives_the_padded_batchs_numbers_and_generates_as_sdpa(tmp_path):
+    """openmanus_rl/verl_cpu/packed_attention.py: sequences packed in one row (verl's use_remove_padding) attend
+    each to itself alone; logits and gradients equal those of the same sequences right-padded under sdpa, and a
+    model loaded with it decodes a left-padded batch exactly as sdpa does (its mask function defers to sdpa's)."""
+    from transformers import AutoModelForCausalLM
+
+    from openmanus_rl.tiny_model import build_tiny_model
+    from openmanus_rl.verl_cpu import packed_attention
+
+    packed_attention.register()
+    path = build_tiny_model(tmp_path / "tiny", hidden_size=64, num_layers=2, vocab_size=300)
+    sdpa = AutoModelForCausalLM.from_pretrained(path, attn_implementation="sdpa")
+    packed = AutoModelForCausalLM.from_pretrained(path, attn_implementation=packed_attention.NAME)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for p in [*sdpa.parameters(), *packed.parameters()]:  # trained-like weights: attention that matters
+            p.copy_(torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())) * 0.3)
+    lengths = [5, 40, 17, 1, 33]
+    seqs = [torch.randint(3, 290, (n,)) for n in lengths]
+    ids = torch.zeros(len(seqs), max(lengths), dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for i, s in enumerate(seqs):
+        ids[i, :len(s)], mask[i, :len(s)] = s, 1
+    want = sdpa(input_ids=ids, attention_mask=mask, use_cache=False).logits
+    want = torch.cat([want[i, :n] for i, n in enumerate(lengths)])
+    positions = torch.cat([torch.arange(n) for n in lengths])[None]
+    got = packed(input_ids=torch.cat(seqs)[None], position_ids=positions, use_cache=False).logits[0]
+    assert got.shape == want.shape and torch.allclose(got, want, atol=1e-5)
+    alone = packed(input_ids=seqs[1][None], use_cache=False).logits[0]  # no leak from the sequences before it
+    assert torch.allclose(got[5:45], alone, atol=1e-5) and not torch.allclose(got[5:45], got[:40], atol=1e-2)
+    want.logsumexp(-1).sum().backward()
+    got.logsumexp(-1).sum().backward()
+    for a, b in zip(sdpa.parameters(), packed.parameters(), strict=True):
+        assert torch.allclose(a.grad, b.grad, atol=1e-4, rtol=1e-4)
+
+    assert packed_attention.segments(positions, int(positions.shape[1])) == [(0, 5), (5, 45), (45, 62), (62, 63),
+                                                                              (63, 96)]
+    left = torch.zeros(2, 12, dtype=torch.long)
+    left_mask = torch.zeros_like(left)
+    left[0, 4:], left[1] = seqs[2][:8], seqs[4][:12]
+    left_mask[0, 4:], left_mask[1] = 1, 1
+    outs = [m.generate(input_ids=left, attention_mask=left_mask, max_new_tokens=6, do_sample=False, pad_token_id=0)
+            for m in (sdpa, packed)]
+    assert torch.equal(outs[0], outs[1])
