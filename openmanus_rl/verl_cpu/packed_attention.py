@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import torch
 from torch.nn import functional as F
-from transformers import AttentionInterface
+from transformers import AttentionInterface, PretrainedConfig
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 
@@ -62,7 +62,24 @@ def packed_mask(batch_size: int, q_length: int, kv_length: int, q_offset: int = 
                      kv_offset=kv_offset, attention_mask=attention_mask, **kwargs)
 
 
+def _saved_as_sdpa(to_dict):
+    def to_dict_sdpa(self) -> dict:
+        out = to_dict(self)
+        if out.get("attn_implementation") == NAME:
+            out["attn_implementation"] = "sdpa"
+        return out
+
+    to_dict_sdpa.saves_sdpa = True
+    return to_dict_sdpa
+
+
 def register(_module: object = None) -> None:
-    """Make ``attn_implementation="sdpa_packed"`` available (idempotent; a post-import hook's signature)."""
+    """Make ``attn_implementation="sdpa_packed"`` available (idempotent; a post-import hook's signature).
+
+    A model trained with it is saved as an ``sdpa`` model: the packing is how the trainer batches, not part of the
+    model, and a checkpoint naming it would not load where this module is not imported (the evaluator, vLLM, a hub).
+    """
     AttentionInterface.register(NAME, packed_sdpa)
     ALL_MASK_ATTENTION_FUNCTIONS.register(NAME, packed_mask)
+    if not getattr(PretrainedConfig.to_dict, "saves_sdpa", False):
+        PretrainedConfig.to_dict = _saved_as_sdpa(PretrainedConfig.to_dict)

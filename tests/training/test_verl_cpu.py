@@ -585,3 +585,8 @@ def test_packed_training_attention_gives_the_padded_batchs_numbers_and_generates
     outs = [m.generate(input_ids=left, attention_mask=left_mask, max_new_tokens=6, do_sample=False, pad_token_id=0)
             for m in (sdpa, packed)]
     assert torch.equal(outs[0], outs[1])
+
+    # trained with it (verl sets the config's attn_implementation), saved as an sdpa model that loads anywhere
+    packed.config.attn_implementation = packed_attention.NAME
+    packed.save_pretrained(tmp_path / "saved")
+    assert '"attn_implementation": "sdpa"' in (tmp_path / "saved" / "config.json").read_text()
