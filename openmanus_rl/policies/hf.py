@@ -24,6 +24,7 @@ from openmanus_rl.policies.chat import ChatRequest, GenerationSettings, Reply
 
 log = logging.getLogger(__name__)
 
+
 def load_model(path: str | Path, dtype: str = "auto", device: str = "auto") -> tuple[Any, Any]:
     """Model and tokenizer of a local checkpoint (``save_pretrained`` layout), ready for generation."""
     import torch
