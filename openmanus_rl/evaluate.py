@@ -71,7 +71,7 @@ class EvalConfig:
     policy: PolicySpec
     servers: dict[str, list[str]] = field(default_factory=dict)  # given with --server; the rest are started
     split: str = "test"
-    limit: int | None = None
+    limit: int | Mapping[str, int | None] | None = None  # first N tasks; or per environment (openmanus_rl.per_env)
     concurrency: int = 8
     max_turns: int | Mapping[str, int | None] | None = None  # or per environment (openmanus_rl.per_env)
     seed: int = 0
@@ -184,7 +184,7 @@ async def evaluate_env(urls: list[str], env: str, policy: Policy, cfg: EvalConfi
         elif cfg.suite and (info.options or {}).get("task_set") != "agentgym-items":
             raise EvalError(f"{env}'s server does not address AgentEval's items (its tasks: "
                             f"{(info.options or {}).get('task_set', 'its own')})")
-        task_ids = task_ids[:cfg.limit]
+        task_ids = task_ids[:per_env.value_for(cfg.limit, env, "limit")]
         plan = getattr(policy, "plan", None)
         if plan is not None:
             plan(len(task_ids), cfg.concurrency)
@@ -371,7 +371,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", default="test")
     p.add_argument("--option", action="append", default=[], metavar="NAME.KEY=VALUE",
                    help="an option of an environment server this command starts (repeat)")
-    p.add_argument("--limit", type=int, default=None, help="only the first N tasks of each split")
+    p.add_argument("--limit", default=None,
+                   help="only the first N tasks of each split; or per environment: '{maze: 300, default: 50}'")
     p.add_argument("--concurrency", type=int, default=8, help="episodes at once per environment (the HF batch size)")
     p.add_argument("--max-turns", default=None,
                    help="cap on turns per episode (default: the env's own); or per environment: "
@@ -413,9 +414,8 @@ def per_env_count(text: str | None, flag: str, envs: Sequence[str],
 
 
 def config_from_args(args: argparse.Namespace) -> EvalConfig:
-    for flag, value in (("--limit", args.limit), ("--concurrency", args.concurrency)):
-        if value is not None and value < 1:
-            raise EvalError(f"{flag} must be at least 1, not {value}")
+    if args.concurrency < 1:
+        raise EvalError(f"--concurrency must be at least 1, not {args.concurrency}")
     if args.retries < 0 or args.temperature < 0 or not 0 < args.top_p <= 1:
         raise EvalError("--retries and --temperature must be >= 0, --top-p in (0, 1]")
     try:
@@ -450,12 +450,13 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
         raise EvalError("--items goes with --suite agenteval")
     else:
         envs = resolve_envs(args.env, servers)
+    limit = per_env_count(args.limit, "--limit", envs, optional=True)  # null: the whole split
     max_turns = per_env_count(args.max_turns, "--max-turns", envs, optional=True)  # null: the environment's own
     max_new_tokens = per_env_count(args.max_new_tokens, "--max-new-tokens", envs)
     settings = GenerationSettings(max_new_tokens=max_new_tokens, temperature=args.temperature,
                                   top_p=args.top_p, seed=args.seed)
     return EvalConfig(envs=envs, policy=spec, servers={k: v for k, v in servers.items() if k in envs},
-                      split=args.split, limit=args.limit, concurrency=args.concurrency, max_turns=max_turns,
+                      split=args.split, limit=limit, concurrency=args.concurrency, max_turns=max_turns,
                       seed=args.seed, retries=args.retries, token=args.token or None, label=args.label,
                       settings=settings, dtype=args.dtype, device=args.device, progress=not args.quiet,
                       options=options, suite=suite, items=items.resolve() if items else None, not_run=not_run,

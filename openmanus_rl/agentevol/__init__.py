@@ -8,7 +8,8 @@ successful episodes (AgentTraj, ``openmanus_rl.expert_data``) are the initial da
 fine-tuned on them with ``verl.trainer.sft_trainer`` (``openmanus_rl.sft``). Iteration k >= 1:
 
 1. explore: the model of iteration k-1 samples ``explore.samples_per_instruction`` trajectories per
-   instruction of train tasks ``0..data.explore_tasks-1`` (a wider set than BC's) at
+   instruction of train tasks ``0..data.explore_tasks-1`` (a wider set than BC's; one count for all or per
+   environment, as the paper's instruction sets differ per environment) at
    ``explore.temperature``, with the training prompts and action parser. ``explore.backend: verl``
    (default) runs verl's ``main_ppo`` in validation-only mode (``trainer.val_only``,
    ``rollout.val_kwargs``) with the OpenManus agent loop and verl's rollout replicas (the PPO path;

@@ -64,6 +64,12 @@ def turn_caps(cfg: DictConfig, envs: Sequence[str]) -> dict[str, int | None]:
     return per_env.positive_ints(cfg.get("max_turns"), envs, "max_turns", optional=True)
 
 
+def explore_counts(cfg: DictConfig, envs: Sequence[str]) -> dict[str, int]:
+    """How many train instructions each environment explores (``data.explore_tasks``: one for all or per
+    environment, as the paper's instruction sets differ in size per environment)."""
+    return per_env.positive_ints(cfg.data.explore_tasks, envs, "data.explore_tasks")
+
+
 def reply_budgets(cfg: DictConfig, section: str, envs: Sequence[str]) -> dict[str, int]:
     """Each environment's reply budget (tokens) of ``explore`` or ``eval``: one for all or per environment."""
     return per_env.positive_ints(cfg[section].max_new_tokens, envs, f"{section}.max_new_tokens")
@@ -73,6 +79,7 @@ def check_per_env(cfg: DictConfig, envs: Sequence[str]) -> None:
     """The per-environment settings name this run's environments (a SystemExit that says which does not)."""
     try:
         turn_caps(cfg, envs)
+        explore_counts(cfg, envs)
         for section in ("explore", "eval"):
             reply_budgets(cfg, section, envs)
     except ValueError as e:

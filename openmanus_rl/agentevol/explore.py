@@ -14,7 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from openmanus_rl import cluster, datasets, expert_data, trajectories
 from openmanus_rl.agent_registration import AGENT_NAME, CONFIG_VAR, write_agent_loop_files
-from openmanus_rl.agentevol.config import reply_budgets, turn_caps
+from openmanus_rl.agentevol.config import explore_counts, reply_budgets, turn_caps
 from openmanus_rl.launch import run_verl
 from openmanus_rl.model_presets import model_preset
 from openmanus_rl.policies import GenerationSettings, PolicySpec
@@ -29,7 +29,7 @@ def explore(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: Di
     for j in range(int(cfg.explore.samples_per_instruction)):
         s = GenerationSettings(max_new_tokens=budgets, temperature=float(cfg.explore.temperature),
                                top_p=float(cfg.explore.top_p), seed=seed + j)
-        result = expert_data.play(urls, envs, PolicySpec("hf", model), "train", int(cfg.data.explore_tasks),
+        result = expert_data.play(urls, envs, PolicySpec("hf", model), "train", explore_counts(cfg, envs),
                                   s.seed, int(cfg.explore.concurrency), s, max_turns=caps)
         for it in result["trajectories"]:
             items[trajectories.parse_item_id(it["item_id"])[0]].append({**it, "sample": j})
@@ -47,10 +47,10 @@ def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cf
     work = directory / "explore_verl.partial"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    samples = int(cfg.explore.samples_per_instruction)
+    samples, counts = int(cfg.explore.samples_per_instruction), explore_counts(cfg, envs)
     rows = [{**r, "extra_info": {**r["extra_info"], "sample": j, "sample_seed": sample_seed(seed, env, r, j)}}
             for env in envs
-            for r in asyncio.run(datasets.task_rows(env, "train", urls[env], int(cfg.data.explore_tasks)))
+            for r in asyncio.run(datasets.task_rows(env, "train", urls[env], counts[env]))
             for j in range(samples)]
     datasets.write_parquet(rows, work / "instructions.parquet")
     # the agent loop takes one limit for all or a mapping per environment, as this run's settings do

@@ -215,7 +215,8 @@ def test_exploration_through_verl_validation_only_with_the_openmanus_agent_loop(
 
     from openmanus_rl import agentevol
 
-    args, extra = agentevol.parse_args(["--env_name", "maze", "--output_dir", str(tmp_path), "data.explore_tasks=3",
+    args, extra = agentevol.parse_args(["--env_name", "maze", "--output_dir", str(tmp_path),
+                                        "data.explore_tasks={maze: 3, default: 50}",  # per environment
                                         "explore.samples_per_instruction=2", "explore.max_new_tokens=8",
                                         "explore.verl.max_response_length=256", "tiny.hidden_size=32",
                                         "tiny.num_layers=1", "tiny.vocab_size=600"])
@@ -238,13 +239,15 @@ def test_learning_from_failures_adds_dpo_on_pairs_after_the_iterations_fine_tune
     episode: a 5-step BC model solves no maze) and its evaluated model is the DPO result on top of the fine-tune."""
     out = tmp_path / "dpo"
     done = _run(out, "dpo.enabled=true", "dpo.epochs=1", "dpo.batch_pairs=4", "eval.untrained=false",
-                "max_turns={maze: 4, default: 9}", "eval.max_new_tokens={maze: 16}")  # per environment (per_env)
+                "max_turns={maze: 4, default: 9}", "eval.max_new_tokens={maze: 16}",  # per environment (per_env)
+                "data.explore_tasks={maze: 20, wordle: 5}")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     it1 = out / "iter_1"
     explored = list(trajectories.read(it1 / "explore" / "maze.jsonl"))
+    assert [it["item_id"] for it in explored] == [f"maze_{t}" for t in range(20)]
     failed = {it["item_id"] for it in explored if not it["success"]}
     pairs = list(trajectories.read(it1 / "pairs" / "maze.jsonl"))
-    # the failures of the 16 BC tasks (0..15) have an expert episode to be paired with; tasks 16..23 do not
+    # the failures of the 16 BC tasks (0..15) have an expert episode to be paired with; tasks 16..19 do not
     assert {p["rejected"]["item_id"] for p in pairs} == {i for i in failed if int(i.split("_")[1]) < 16}
     assert pairs and all(p["chosen"]["item_id"] == p["rejected"]["item_id"] and p["chosen"]["success"]
                          for p in pairs)
@@ -259,3 +262,21 @@ def test_learning_from_failures_adds_dpo_on_pairs_after_the_iterations_fine_tune
     assert (sft.hf_dir(it1 / "dpo_checkpoint") / "model.safetensors").read_bytes() != sft_weights
     assert set(json.loads((it1 / "timings.json").read_text())) == {"explore", "filter", "sft", "pairs", "dpo",
                                                                   "eval"}
+
+
+@pytest.mark.parametrize(("setting", "message"), [
+    ("data.explore_tasks={wordle: 300}", "data.explore_tasks gives no value for 'maze'"),
+    ("data.explore_tasks={maze: 0}", "data.explore_tasks for maze must be a positive int, not 0"),
+    ("data.explore_tasks={maze: 30, mazee: 3}", "data.explore_tasks names mazee, neither"),
+])
+def test_a_per_environment_setting_that_misses_an_environment_stops_the_run(setting, message, capsys):
+    from openmanus_rl import agentevol
+    from openmanus_rl.agentevol.config import check_per_env, explore_counts
+
+    cfg = agentevol.load_config(*agentevol.parse_args(["--env_name", "maze,babyai", "data.explore_tasks={maze: 900,"
+                                                       " default: 300}"]))
+    assert explore_counts(cfg, ["maze", "babyai"]) == {"maze": 900, "babyai": 300}
+    cfg = agentevol.load_config(*agentevol.parse_args(["--env_name", "maze", setting]))
+    with pytest.raises(SystemExit) as stop:
+        check_per_env(cfg, ["maze"])
+    assert stop.value.code == 2 and message in capsys.readouterr().err

@@ -389,7 +389,7 @@ def test_hf_policy_runs_episodes_end_to_end_with_lockstep_batches(tiny, tmp_path
         assert item["turns"] == 3 and item["success"] is False
 
 
-def test_turn_limits_and_reply_budgets_per_environment(tiny, env_servers, tmp_path):
+def test_task_counts_turn_limits_and_reply_budgets_per_environment(tiny, env_servers, tmp_path):
     from openmanus_rl.policies.chat import ChatRequest, GenerationSettings
     from openmanus_rl.policies.hf import HFBackend, load_model
 
@@ -401,11 +401,13 @@ def test_turn_limits_and_reply_budgets_per_environment(tiny, env_servers, tmp_pa
     assert short.cut and long.text.startswith(short.text) and len(long.text) > len(short.text)
 
     out = tmp_path / "per_env.json"
-    assert eval_main(["--policy", f"hf:{tiny}", "--limit", "2", "--concurrency", "2", "--max-turns",
+    assert eval_main(["--policy", f"hf:{tiny}", "--limit", "{maze: 2, wordle: 1}", "--concurrency", "2", "--max-turns",
                       "{maze: 2, default: 3}", "--max-new-tokens", "{maze: 4, wordle: 6}", "--output", str(out),
                       "--quiet", *server_args(env_servers, ("maze", "wordle"))]) == 0
     result = load(out)
-    assert result["max_turns"] == {"maze": 2, "wordle": 3}
+    assert result["max_turns"] == {"maze": 2, "wordle": 3} and result["limit"] == {"maze": 2, "wordle": 1}
+    assert {e: len([i for i in result["trajectories"] if i["item_id"].startswith(e)]) for e in ("maze", "wordle")} \
+        == {"maze": 2, "wordle": 1}
     assert result["generation"]["max_new_tokens"] == {"maze": 4, "wordle": 6}
     for env, turns in (("maze", 2), ("wordle", 3)):  # random weights never finish: every episode runs to its cap
         assert result["envs"][env]["max_turns"] == turns and result["envs"][env]["avg_turns"] == turns
@@ -596,7 +598,9 @@ def _closed_port() -> int:
     (["--env", "maze", "--policy", f"verl:{Path(__file__).parent}"], "not a verl checkpoint"),
     (["--env", "maze", "--policy", "openai:localhost:8000"], "needs an http(s) base URL"),
     (["--env", "maze", "--policy", "expert", "--server", "maze"], "--server takes NAME=URL"),
-    (["--env", "maze", "--policy", "expert", "--limit", "0"], "--limit must be at least 1"),
+    (["--env", "maze", "--policy", "expert", "--limit", "0"], "--limit for maze must be a positive int, not 0"),
+    (["--env", "maze", "--policy", "expert", "--concurrency", "0"], "--concurrency must be at least 1"),
+    (["--env", "maze", "--policy", "expert", "--limit", "{wordle: 3}"], "--limit gives no value for 'maze'"),
     (["--suite", "agenteval", "--env", "maze", "--policy", "expert", "--items", "/no/such/dir"],
      "--suite agenteval needs AgentGym's published item ids"),
     (["--env", "maze", "--policy", "expert", "--items", "/no/such/dir"], "--items goes with --suite agenteval"),
