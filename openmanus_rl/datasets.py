@@ -21,7 +21,7 @@ from agentenv import registry
 from agentenv.client import EnvPool
 from agentenv.launcher import env_servers, parse_server_specs, server_info
 from agentenv.protocol import InfoResponse
-from openmanus_rl import atomic, prompts, rewards, trajectories
+from openmanus_rl import atomic, per_env, prompts, rewards, trajectories
 from openmanus_rl.agent_registration import AGENT_NAME
 
 SPLITS = ("train", "test")
@@ -89,10 +89,11 @@ def recipe(info: InfoResponse, limit: int | None, reward_style: str) -> dict[str
 
 
 def build(envs: Sequence[str], out_dir: str | Path = "data", servers: Mapping[str, Sequence[str]] | None = None,
-          max_train: int | None = None, max_test: int | None = None, reward_style: str = rewards.DEFAULT_STYLE,
-          force: bool = False, token: str | None = None,
+          max_train: int | Mapping[str, int | None] | None = None, max_test: int | None = None,
+          reward_style: str = rewards.DEFAULT_STYLE, force: bool = False, token: str | None = None,
           options: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, dict[str, Path]]:
-    """Build the datasets that are missing or stale (all with ``force``); returns their paths."""
+    """Build the datasets that are missing or stale (all with ``force``); returns their paths. ``max_train`` may
+    be a number per environment (``openmanus_rl.per_env``): a multi-environment run's mix of tasks."""
     paths = {env: dataset_paths(out_dir, env) for env in envs}
     limits = {"train": max_train, "test": max_test}
     with env_servers(envs, given=servers, token=token, options=options) as urls:
@@ -100,11 +101,12 @@ def build(envs: Sequence[str], out_dir: str | Path = "data", servers: Mapping[st
             info = server_info(urls[env], token)
             for split in SPLITS:
                 path = paths[env][split]
-                want = recipe(info, limits[split], reward_style)
+                limit = per_env.value_for(limits[split], env, f"max_{split}")
+                want = recipe(info, limit, reward_style)
                 made_by = path.with_suffix(".json")
                 if not force and path.exists() and made_by.exists() and json.loads(made_by.read_text()) == want:
                     continue
-                rows = asyncio.run(task_rows(env, split, urls[env], limits[split], reward_style, token=token))
+                rows = asyncio.run(task_rows(env, split, urls[env], limit, reward_style, token=token))
                 write_parquet(rows, path)
                 made_by.write_text(json.dumps(want))
                 print(f"wrote {path} ({len(rows)} rows)")

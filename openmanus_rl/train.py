@@ -190,6 +190,7 @@ def train(cfg: DictConfig, args: argparse.Namespace) -> int:
     try:
         model = training_model(cfg)
         agent_limits(cfg, envs)
+        train_tasks = per_env.positive_ints(cfg.max_train_tasks, envs, "max_train_tasks", optional=True)
         if cfg.get("minutes") is not None and not float(cfg.minutes) > 0:
             raise ValueError(f"--minutes must be positive, got {cfg.minutes}")
         settings = experiment_settings(cfg)
@@ -207,7 +208,7 @@ def train(cfg: DictConfig, args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     placement = cluster.server_placement(cfg, replicas * len(local), rendered(cfg))
     with env_servers(envs, replicas, given=given, options=env_options(cfg), **placement) as urls:
-        data = datasets.build(envs, Path(cfg.data_dir).resolve(), urls, max_train=cfg.max_train_tasks,
+        data = datasets.build(envs, Path(cfg.data_dir).resolve(), urls, max_train=train_tasks,
                               reward_style=cfg.reward_style)
         data = validation_files(data, cfg.max_val_tasks)
         model_path = prepare_model(model, [p["train"] for p in data.values()], out)

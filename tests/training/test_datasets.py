@@ -44,3 +44,11 @@ def test_missing_changed_or_stale_files_are_rebuilt(tmp_path, capsys):
         made_by.write_text(made_by.read_text().replace('"fingerprint": "', '"fingerprint": "old'))
         datasets.build(["maze"], tmp_path, given, max_train=6)
         assert "an old version" not in str(pd.read_parquet(paths["test"]).iloc[0]["prompt"])
+
+
+def test_a_multi_environment_mix_takes_a_task_count_per_environment(tmp_path):
+    with ServerProcess("maze") as maze, ServerProcess("wordle") as wordle:
+        given = {"maze": [maze.url], "wordle": [wordle.url]}
+        paths = datasets.build(["maze", "wordle"], tmp_path, given, max_train={"maze": 7, "default": 3})
+        assert {env: len(pd.read_parquet(p["train"])) for env, p in paths.items()} == {"maze": 7, "wordle": 3}
+        assert len(pd.read_parquet(paths["wordle"]["test"])) == 25  # the test split whole

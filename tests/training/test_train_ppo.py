@@ -205,6 +205,7 @@ def _name(proc: psutil.Process) -> str:
     ("train_ppo.sh", ["--env_name", "maze", "env_options.maze.nope=1"]),  # options reach the server, which refuses
     ("train_ppo.sh", ["--env_name", "maze", "--minutes", "0"]),
     ("train_agentevol.sh", ["--env_name", "maze", "max_turns={mze: 4, default: 9}"]),
+    ("train_ppo.sh", ["--env_name", "maze,wordle", "max_train_tasks={maze: 30}"]),
 ])
 def test_a_users_mistake_is_one_clear_line_and_exit_2(script, args, tmp_path):
     """An environment that is not installed, or a malformed --server: no traceback, exit status 2."""
@@ -216,4 +217,5 @@ def test_a_users_mistake_is_one_clear_line_and_exit_2(script, args, tmp_path):
     assert (("unknown environment 'no_such_env'" in line and "maze" in line) or "--server takes NAME=URL" in line
             or "could not start the maze server: agentenv: bad option for maze: nope" in line
             or "--minutes must be positive, got 0" in line
-            or "max_turns names mze, neither an environment of this run (maze)" in line)
+            or "max_turns names mze, neither an environment of this run (maze)" in line
+            or "max_train_tasks gives no value for 'wordle'" in line)
