@@ -70,6 +70,12 @@ def explore_counts(cfg: DictConfig, envs: Sequence[str]) -> dict[str, int]:
     return per_env.positive_ints(cfg.data.explore_tasks, envs, "data.explore_tasks")
 
 
+def eval_counts(cfg: DictConfig, envs: Sequence[str]) -> dict[str, int | None]:
+    """How many test tasks each environment's evaluation plays (``eval.tasks``: one for all or per environment,
+    e.g. a whole split where episodes are cheap); None: the whole split."""
+    return per_env.positive_ints(cfg.eval.tasks, envs, "eval.tasks", optional=True)
+
+
 def reply_budgets(cfg: DictConfig, section: str, envs: Sequence[str]) -> dict[str, int]:
     """Each environment's reply budget (tokens) of ``explore`` or ``eval``: one for all or per environment."""
     return per_env.positive_ints(cfg[section].max_new_tokens, envs, f"{section}.max_new_tokens")
@@ -80,6 +86,7 @@ def check_per_env(cfg: DictConfig, envs: Sequence[str]) -> None:
     try:
         turn_caps(cfg, envs)
         explore_counts(cfg, envs)
+        eval_counts(cfg, envs)
         for section in ("explore", "eval"):
             reply_budgets(cfg, section, envs)
     except ValueError as e:

@@ -13,7 +13,7 @@ from omegaconf import DictConfig, OmegaConf
 from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs
 from openmanus_rl import capacity, cluster, dpo, expert_data, sft, trajectories
-from openmanus_rl.agentevol.config import check_per_env, load_config, parse_args, reply_budgets, turn_caps
+from openmanus_rl.agentevol.config import check_per_env, eval_counts, load_config, parse_args, reply_budgets, turn_caps
 from openmanus_rl.agentevol.explore import explore, explore_verl, filter_successes
 from openmanus_rl.agentevol.report import report
 from openmanus_rl.agentevol.steps import minutes, substep, write_json
@@ -60,7 +60,7 @@ def evaluate_model(urls: dict[str, list[str]], envs: Sequence[str], model: str, 
 
     # one model for every environment, each with its own turn limit and reply budget
     greedy = GenerationSettings(max_new_tokens=budgets, temperature=0.0, seed=seed)
-    result = expert_data.play(urls, envs, PolicySpec("hf", model), str(cfg.eval.split), cfg.eval.tasks, seed,
+    result = expert_data.play(urls, envs, PolicySpec("hf", model), str(cfg.eval.split), eval_counts(cfg, envs), seed,
                               int(cfg.eval.concurrency), greedy, max_turns=caps, on_env=finished)
     metrics = result["envs"]
     expert_data.write_atomic(directory / "eval_trajectories.jsonl", result["trajectories"])

@@ -268,14 +268,20 @@ def test_learning_from_failures_adds_dpo_on_pairs_after_the_iterations_fine_tune
     ("data.explore_tasks={wordle: 300}", "data.explore_tasks gives no value for 'maze'"),
     ("data.explore_tasks={maze: 0}", "data.explore_tasks for maze must be a positive int, not 0"),
     ("data.explore_tasks={maze: 30, mazee: 3}", "data.explore_tasks names mazee, neither"),
+    ("eval.tasks={babyai: 50}", "eval.tasks gives no value for 'maze'"),
 ])
 def test_a_per_environment_setting_that_misses_an_environment_stops_the_run(setting, message, capsys):
     from openmanus_rl import agentevol
-    from openmanus_rl.agentevol.config import check_per_env, explore_counts
+    from openmanus_rl.agentevol.config import check_per_env, eval_counts, explore_counts
 
     cfg = agentevol.load_config(*agentevol.parse_args(["--env_name", "maze,babyai", "data.explore_tasks={maze: 900,"
                                                        " default: 300}"]))
     assert explore_counts(cfg, ["maze", "babyai"]) == {"maze": 900, "babyai": 300}
+    cfg = agentevol.load_config(*agentevol.parse_args(["--env_name", "maze,babyai", "eval.tasks={maze: 100}"]))
+    with pytest.raises(SystemExit):
+        check_per_env(cfg, ["maze", "babyai"])
+    cfg.eval.tasks = {"maze": 100, "default": None}  # null: the whole split
+    assert eval_counts(cfg, ["maze", "babyai"]) == {"maze": 100, "babyai": None}
     cfg = agentevol.load_config(*agentevol.parse_args(["--env_name", "maze", setting]))
     with pytest.raises(SystemExit) as stop:
         check_per_env(cfg, ["maze"])
