@@ -25,11 +25,11 @@ def explore(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: Di
             seed: int) -> None:
     """``directory/explore/<env>.jsonl``: every sampled trajectory (AgentTraj), ``sample`` = which draw."""
     items: dict[str, list[dict[str, Any]]] = {env: [] for env in envs}
-    caps, budgets = turn_caps(cfg, envs), reply_budgets(cfg, "explore", envs)
+    caps, budgets, counts = turn_caps(cfg, envs), reply_budgets(cfg, "explore", envs), explore_counts(cfg, envs)
     for j in range(int(cfg.explore.samples_per_instruction)):
         s = GenerationSettings(max_new_tokens=budgets, temperature=float(cfg.explore.temperature),
                                top_p=float(cfg.explore.top_p), seed=seed + j)
-        result = expert_data.play(urls, envs, PolicySpec("hf", model), "train", explore_counts(cfg, envs),
+        result = expert_data.play(urls, envs, PolicySpec("hf", model), "train", counts,
                                   s.seed, int(cfg.explore.concurrency), s, max_turns=caps)
         for it in result["trajectories"]:
             items[trajectories.parse_item_id(it["item_id"])[0]].append({**it, "sample": j})

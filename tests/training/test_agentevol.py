@@ -272,6 +272,16 @@ def test_learning_from_failures_adds_dpo_on_pairs_after_the_iterations_fine_tune
 ])
 def test_a_per_environment_setting_that_misses_an_environment_stops_the_run(setting, message, capsys):
     from openmanus_rl import agentevol
+    from openmanus_rl.agentevol.config import check_per_env
+
+    cfg = agentevol.load_config(*agentevol.parse_args(["--env_name", "maze", setting]))
+    with pytest.raises(SystemExit) as stop:
+        check_per_env(cfg, ["maze"])
+    assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_task_counts_are_one_for_all_or_per_environment():
+    from openmanus_rl import agentevol
     from openmanus_rl.agentevol.config import check_per_env, eval_counts, explore_counts
 
     cfg = agentevol.load_config(*agentevol.parse_args(["--env_name", "maze,babyai", "data.explore_tasks={maze: 900,"
@@ -282,7 +292,3 @@ def test_a_per_environment_setting_that_misses_an_environment_stops_the_run(sett
         check_per_env(cfg, ["maze", "babyai"])
     cfg.eval.tasks = {"maze": 100, "default": None}  # null: the whole split
     assert eval_counts(cfg, ["maze", "babyai"]) == {"maze": 100, "babyai": None}
-    cfg = agentevol.load_config(*agentevol.parse_args(["--env_name", "maze", setting]))
-    with pytest.raises(SystemExit) as stop:
-        check_per_env(cfg, ["maze"])
-    assert stop.value.code == 2 and message in capsys.readouterr().err
