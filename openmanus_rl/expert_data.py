@@ -68,13 +68,16 @@ class NoExpertData(ServerError):
     launchers print as one line)."""
 
 
-def collect(envs: Sequence[str], out_dir: str | Path, max_per_env: int = 200, urls: Mapping[str, Sequence[str]]
-            | None = None, seed: int = 0, concurrency: int = 16,
+def collect(envs: Sequence[str], out_dir: str | Path, max_per_env: int | Mapping[str, int] = 200,
+            urls: Mapping[str, Sequence[str]] | None = None, seed: int = 0, concurrency: int = 16,
             given: Mapping[str, str | Path] | None = None) -> dict[str, Path]:
     """Write ``out_dir/<env>.jsonl`` (successful expert episodes of the train split) for each env; an env in
-    ``given`` takes the trajectories of that AgentTraj file instead (its successful ones, at most ``max_per_env``):
-    the way to clone an environment whose server has no expert (an OpenEnv server) or published trajectories."""
+    ``given`` takes the trajectories of that AgentTraj file instead (its successful ones, at most its cap):
+    the way to clone an environment whose server has no expert (an OpenEnv server) or published trajectories.
+    ``max_per_env`` is one cap for all or one per environment (an environment whose episodes teach less per
+    episode, or whose agent needs more of them, gets more)."""
     out = Path(out_dir)
+    caps = max_per_env if isinstance(max_per_env, Mapping) else dict.fromkeys(envs, max_per_env)
     if urls is None:
         with env_servers(envs) as started:
             return collect(envs, out, max_per_env, started, seed, concurrency, given)
@@ -83,18 +86,18 @@ def collect(envs: Sequence[str], out_dir: str | Path, max_per_env: int = 200, ur
         paths[env] = out / f"{env}.jsonl"
         if env in (given or {}):
             source = Path(given[env])  # type: ignore[index]
-            kept = successful(trajectories.read(source), None)[:max_per_env]
+            kept = successful(trajectories.read(source), None)[:caps[env]]
             if not kept:
                 raise NoExpertData(f"{source} holds no successful trajectory for {env}")
             write_atomic(paths[env], kept)
             print(f"expert_data: {env}: {len(kept)} given trajectories from {source} -> {paths[env]}", flush=True)
             continue
         try:
-            result = play(urls, [env], "expert", "train", max_per_env, seed, concurrency)
+            result = play(urls, [env], "expert", "train", caps[env], seed, concurrency)
         except NotSupported as e:
             raise NoExpertData(f"{env}: {e.message}; give expert trajectories (AgentTraj JSON lines) with "
                                f"data.expert_files.{env}=FILE") from None
-        kept = successful(result["trajectories"], result["envs"][env]["success_threshold"])[:max_per_env]
+        kept = successful(result["trajectories"], result["envs"][env]["success_threshold"])[:caps[env]]
         write_atomic(paths[env], kept)
         print(f"expert_data: {env}: kept {len(kept)} of {len(result['trajectories'])} expert episodes -> "
               f"{paths[env]}", flush=True)

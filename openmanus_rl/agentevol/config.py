@@ -64,6 +64,12 @@ def turn_caps(cfg: DictConfig, envs: Sequence[str]) -> dict[str, int | None]:
     return per_env.positive_ints(cfg.get("max_turns"), envs, "max_turns", optional=True)
 
 
+def bc_counts(cfg: DictConfig, envs: Sequence[str]) -> dict[str, int]:
+    """How many train instructions each environment's expert plays for behaviour cloning (``data.bc_tasks``: one
+    for all or per environment: an environment the model reads only after many episodes gets more)."""
+    return per_env.positive_ints(cfg.data.bc_tasks, envs, "data.bc_tasks")
+
+
 def explore_counts(cfg: DictConfig, envs: Sequence[str]) -> dict[str, int]:
     """How many train instructions each environment explores (``data.explore_tasks``: one for all or per
     environment, as the paper's instruction sets differ in size per environment)."""
@@ -85,6 +91,7 @@ def check_per_env(cfg: DictConfig, envs: Sequence[str]) -> None:
     """The per-environment settings name this run's environments (a SystemExit that says which does not)."""
     try:
         turn_caps(cfg, envs)
+        bc_counts(cfg, envs)
         explore_counts(cfg, envs)
         eval_counts(cfg, envs)
         for section in ("explore", "eval"):

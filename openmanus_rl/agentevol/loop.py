@@ -13,7 +13,15 @@ from omegaconf import DictConfig, OmegaConf
 from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs
 from openmanus_rl import capacity, cluster, dpo, expert_data, sft, trajectories
-from openmanus_rl.agentevol.config import check_per_env, eval_counts, load_config, parse_args, reply_budgets, turn_caps
+from openmanus_rl.agentevol.config import (
+    bc_counts,
+    check_per_env,
+    eval_counts,
+    load_config,
+    parse_args,
+    reply_budgets,
+    turn_caps,
+)
 from openmanus_rl.agentevol.explore import explore, explore_verl, filter_successes
 from openmanus_rl.agentevol.report import report
 from openmanus_rl.agentevol.steps import minutes, substep, write_json
@@ -137,7 +145,7 @@ def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
     placement = cluster.server_placement(cfg, replicas * len(local), verl_overrides(str(cfg.preset)))
     with env_servers(envs, replicas, given=given, options=env_options(cfg), **placement) as urls:
         trajectory_files = {env: str(path) for env, path in (cfg.data.get("expert_files") or {}).items()}
-        substep(out, "expert", lambda: expert_data.collect(envs, out / "expert", int(cfg.data.bc_tasks), urls, seed,
+        substep(out, "expert", lambda: expert_data.collect(envs, out / "expert", bc_counts(cfg, envs), urls, seed,
                                                            given=trajectory_files), "expert trajectories")
         base = base_model(cfg, out, expert_files)
         if cfg.eval.untrained:

@@ -264,9 +264,17 @@ def test_learning_from_failures_adds_dpo_on_pairs_after_the_iterations_fine_tune
                                                                   "eval"}
 
 
+def test_expert_caps_are_per_environment_for_played_and_given_trajectories(expert_file, maze_urls, tmp_path):
+    paths = expert_data.collect(["maze", "given"], tmp_path, {"maze": 5, "given": 3}, maze_urls,
+                                given={"given": expert_file})
+    assert [it["item_id"] for it in trajectories.read(paths["maze"])] == [f"maze_{i}" for i in range(5)]
+    assert [it["item_id"] for it in trajectories.read(paths["given"])] == [f"maze_{i}" for i in range(3)]
+
+
 @pytest.mark.parametrize(("setting", "message"), [
     ("data.explore_tasks={wordle: 300}", "data.explore_tasks gives no value for 'maze'"),
     ("data.explore_tasks={maze: 0}", "data.explore_tasks for maze must be a positive int, not 0"),
+    ("data.bc_tasks={babyai: 200}", "data.bc_tasks gives no value for 'maze'"),
     ("data.explore_tasks={maze: 30, mazee: 3}", "data.explore_tasks names mazee, neither"),
     ("eval.tasks={babyai: 50}", "eval.tasks gives no value for 'maze'"),
 ])
@@ -282,11 +290,14 @@ def test_a_per_environment_setting_that_misses_an_environment_stops_the_run(sett
 
 def test_task_counts_are_one_for_all_or_per_environment():
     from openmanus_rl import agentevol
-    from openmanus_rl.agentevol.config import check_per_env, eval_counts, explore_counts
+    from openmanus_rl.agentevol.config import bc_counts, check_per_env, eval_counts, explore_counts
 
     cfg = agentevol.load_config(*agentevol.parse_args(["--env_name", "maze,babyai", "data.explore_tasks={maze: 900,"
                                                        " default: 300}"]))
     assert explore_counts(cfg, ["maze", "babyai"]) == {"maze": 900, "babyai": 300}
+    assert bc_counts(cfg, ["maze", "babyai"]) == {"maze": 600, "babyai": 600}  # configs/agentevol.yaml's one
+    cfg.data.bc_tasks = {"babyai": 400, "default": 200}
+    assert bc_counts(cfg, ["maze", "babyai"]) == {"maze": 200, "babyai": 400}
     cfg = agentevol.load_config(*agentevol.parse_args(["--env_name", "maze,babyai", "eval.tasks={maze: 100}"]))
     with pytest.raises(SystemExit):
         check_per_env(cfg, ["maze", "babyai"])
