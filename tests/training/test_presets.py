@@ -200,6 +200,7 @@ def test_dry_run_starts_no_server_and_builds_no_dataset(tmp_path):
 
 def test_agentevol_takes_the_model_presets_rates_and_budgets_and_the_command_line_wins():
     from openmanus_rl import agentevol
+    from openmanus_rl.agentevol.config import bc_counts, eval_counts
 
     def config(*argv: str):
         return agentevol.load_config(*agentevol.parse_args(["--env_name", "maze", *argv]))
@@ -210,4 +211,7 @@ def test_agentevol_takes_the_model_presets_rates_and_budgets_and_the_command_lin
     assert config("--model", "qwen2.5-0.5b", "sft.lr=2.0e-5").sft.lr == 2e-5
     agent = config("--model", "tiny-agent")  # per-environment limits (openmanus_rl.per_env); one given wins
     assert agent.max_turns.textcraft == 15 and agent.eval.max_new_tokens.babyai == 24
+    # a per-environment mapping merges over configs/agentevol.yaml's one number for all
+    assert bc_counts(agent, ["maze", "alfworld"]) == {"maze": 400, "alfworld": 1000}
+    assert eval_counts(agent, ["maze", "alfworld"]) == {"maze": None, "alfworld": 50}
     assert config("--model", "tiny-agent", "max_turns=12").max_turns == 12
