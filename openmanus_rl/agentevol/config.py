@@ -46,7 +46,9 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
             if not is_setting(cfg, key):
                 raise SystemExit(f"train_agentevol.sh: unknown setting {key!r} (see configs/agentevol.yaml; "
                                  "verl's SFT settings go as verl.KEY=VALUE)")
-            OmegaConf.update(cfg, key, yaml.safe_load(value) if value else value, merge=True)
+            # a whole mapping replaces the preset's (merging would keep entries the command line left out, e.g. a
+            # preset's {maze: 600} under 'data.explore_tasks={default: 1}'); one entry is KEY.ENV=VALUE
+            OmegaConf.update(cfg, key, yaml.safe_load(value) if value else value, merge=False)
     if cfg.preset == "auto":
         cfg.preset = default_preset()
     if cfg.output_dir is None:

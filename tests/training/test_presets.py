@@ -214,4 +214,9 @@ def test_agentevol_takes_the_model_presets_rates_and_budgets_and_the_command_lin
     # a per-environment mapping merges over configs/agentevol.yaml's one number for all
     assert bc_counts(agent, ["maze", "alfworld"]) == {"maze": 400, "alfworld": 1000}
     assert eval_counts(agent, ["maze", "alfworld"]) == {"maze": None, "alfworld": 50}
+    # a mapping on the command line replaces the preset's whole; one entry changes one environment's
+    given = config("--model", "tiny-agent", "data.explore_tasks={default: 5}")
+    assert given.data.explore_tasks == {"default": 5}
+    one = config("--model", "tiny-agent", "data.explore_tasks.maze=7")
+    assert one.data.explore_tasks == {"maze": 7, "babyai": 600, "default": 300}
     assert config("--model", "tiny-agent", "max_turns=12").max_turns == 12
