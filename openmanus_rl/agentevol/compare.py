@@ -80,6 +80,8 @@ def gain(rows: Sequence[Row], envs: Sequence[str], base: str, other: str) -> str
     if not a or not b:
         return f"{other} vs {base}: not both measured"
     d = statistics.fmean(b) - statistics.fmean(a)
+    if len(a) < 2 and len(b) < 2:
+        return f"{other} vs {base}: {d:+.1f} points on average (one seed each: no spread yet)"
     beyond = min(b) > max(a)
     return (f"{other} vs {base}: {d:+.1f} points on average ({'beyond' if beyond else 'within'} the seed spread: "
             f"worst {min(b):.1f} vs best {max(a):.1f})")

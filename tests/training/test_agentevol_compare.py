@@ -51,6 +51,9 @@ def test_the_spread_decides_beyond_or_within(tmp_path):
     s1 = _run(tmp_path / "b", (0.0, 0.0), (0.50, 0.50), (0.45, 0.45))  # BC's best seed beats the iteration's worst
     rows = compare.run_rows("AgentEvol", [s0, s1])
     assert "within the seed spread" in compare.gain(rows, ["maze", "babyai"], "BC", "AgentEvol iteration 1")
+    one = compare.run_rows("AgentEvol", [s0])  # one seed has no spread to be beyond
+    assert compare.gain(one, ["maze", "babyai"], "BC", "AgentEvol iteration 1") == \
+        "AgentEvol iteration 1 vs BC: +10.0 points on average (one seed each: no spread yet)"
 
 
 def test_bad_arguments_are_one_line(tmp_path):
