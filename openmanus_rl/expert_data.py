@@ -77,10 +77,10 @@ def collect(envs: Sequence[str], out_dir: str | Path, max_per_env: int | Mapping
     ``max_per_env`` is one cap for all or one per environment (an environment whose episodes teach less per
     episode, or whose agent needs more of them, gets more)."""
     out = Path(out_dir)
-    caps = max_per_env if isinstance(max_per_env, Mapping) else dict.fromkeys(envs, max_per_env)
     if urls is None:
         with env_servers(envs) as started:
             return collect(envs, out, max_per_env, started, seed, concurrency, given)
+    caps = max_per_env if isinstance(max_per_env, Mapping) else dict.fromkeys(envs, max_per_env)
     paths = {}
     for env in envs:
         paths[env] = out / f"{env}.jsonl"
