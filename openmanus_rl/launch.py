@@ -56,6 +56,25 @@ def is_setting(cfg: DictConfig, key: str) -> bool:
     return OmegaConf.select(cfg, key, default=KeyError) is not KeyError
 
 
+def single_valued_parent(cfg: DictConfig, key: str) -> str | None:
+    """The setting above ``key`` that holds one value, not a mapping (``agent.max_turns`` when ``key`` is
+    ``agent.max_turns.maze`` and the run has one turn limit for all), else None."""
+    parts = key.split(".")
+    for n in range(len(parts) - 1, 0, -1):
+        parent = ".".join(parts[:n])
+        value = OmegaConf.select(cfg, parent, default=KeyError)
+        if value is not KeyError:
+            return None if value is None or OmegaConf.is_config(value) else parent
+    return None
+
+
+def set_setting(cfg: DictConfig, key: str, value: Any) -> None:
+    """A ``key=value`` of the command line over the composed experiment, alike in every launcher: a whole mapping
+    replaces the preset's (a merge would keep entries the command line left out, e.g. a preset's ``{maze: 15}``
+    under ``agent.max_turns={default: 5}``); one entry is ``KEY.ENV=VALUE``."""
+    OmegaConf.update(cfg, key, value, merge=False)
+
+
 def env_options(cfg: DictConfig) -> dict[str, dict[str, Any]]:
     """Server options per environment (``env_options.NAME.KEY=VALUE``), e.g. a path to real upstream data."""
     given = cfg.get("env_options")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
@@ -29,7 +30,16 @@ from agentenv.launcher import env_servers, parse_server_specs, server_info
 from openmanus_rl import budgets, capacity, cluster, configs, datasets, per_env, run_summary
 from openmanus_rl.agent_registration import CONFIG_VAR, SETTINGS_VAR, write_agent_loop_files
 from openmanus_rl.horizon import TurnSchedule
-from openmanus_rl.launch import clear_errors, env_options, is_setting, launcher_parser, parse_launcher_args, run_verl
+from openmanus_rl.launch import (
+    clear_errors,
+    env_options,
+    is_setting,
+    launcher_parser,
+    parse_launcher_args,
+    run_verl,
+    set_setting,
+    single_valued_parent,
+)
 from openmanus_rl.model_presets import model_overrides, resolve_model_path
 from openmanus_rl.policies.verl_ckpt import TRACKER
 from openmanus_rl.verl_args import default_preset, format_value, override_key, render
@@ -62,7 +72,6 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
     except configs.ConfigError as e:
         raise SystemExit(f"train_ppo.sh: {e}") from None
     given = {k: v for k, v in (e.split("=", 1) for e in extra) if k in GROUP_KEYS}
-    settings = [e for e in extra if e.split("=", 1)[0] not in GROUP_KEYS and is_setting(base, override_key(e))]
     preset = args.preset or given.get("preset") or given.get("machine") or str(base.preset)
     preset = default_preset() if preset == "auto" else preset
     machines = [m for m in configs.options("machine") if not m.endswith("_sft")]
@@ -81,11 +90,22 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
         raise SystemExit(f"train_ppo.sh: {e}") from None
     flags = [f"++{f}={format_value(getattr(args, f))}" for f in SETTING_FLAGS if getattr(args, f) is not None]
     try:
+        # a setting is a key of the experiment as its groups make it (a preset's per-environment mapping has
+        # entries, agent.max_turns.maze, that configs/ppo.yaml's single value does not)
+        grouped = configs.compose(experiment, [*chosen, *flags])
+        settings = [e for e in extra if e.split("=", 1)[0] not in GROUP_KEYS and is_setting(grouped, override_key(e))]
+        for e in extra:
+            if (single := single_valued_parent(grouped, override_key(e))) is not None:
+                raise SystemExit(f"train_ppo.sh: {override_key(e)}: {single} is one value in this run, not one per "
+                                 f"environment; give all of it, e.g. {single}={{maze: 15, default: 20}}")
         overrides = [f"++{override_key(e)}={e.split('=', 1)[1]}" for e in settings]
         cfg = configs.compose(experiment, [*chosen, *flags, *overrides])
     except configs.ConfigError as e:
         raise SystemExit(f"train_ppo.sh: {e}") from None
     OmegaConf.set_struct(cfg, False)
+    for override in OverridesParser.create().parse_overrides(overrides):
+        if isinstance(override.value(), dict):  # hydra merged it into the preset's: as train_agentevol.sh, it replaces
+            set_setting(cfg, override.key_or_group, override.value())
     cfg.preset = preset
     cfg.verl_extra = [e for e in extra if e.split("=", 1)[0] not in GROUP_KEYS and e not in settings]
     if cfg.output_dir is None:

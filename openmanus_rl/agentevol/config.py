@@ -10,7 +10,7 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from openmanus_rl import configs, per_env
-from openmanus_rl.launch import is_setting, launcher_parser, parse_launcher_args
+from openmanus_rl.launch import is_setting, launcher_parser, parse_launcher_args, set_setting, single_valued_parent
 from openmanus_rl.model_presets import model_preset
 from openmanus_rl.verl_args import default_preset
 
@@ -43,12 +43,13 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
         if key.startswith("verl."):
             cfg.verl[key[len("verl."):]] = yaml.safe_load(value) if value else value
         else:
+            if (single := single_valued_parent(cfg, key)) is not None:
+                raise SystemExit(f"train_agentevol.sh: {key}: {single} is one value in this run, not one per "
+                                 f"environment; give all of it, e.g. {single}={{maze: 600, default: 300}}")
             if not is_setting(cfg, key):
                 raise SystemExit(f"train_agentevol.sh: unknown setting {key!r} (see configs/agentevol.yaml; "
                                  "verl's SFT settings go as verl.KEY=VALUE)")
-            # a whole mapping replaces the preset's (merging would keep entries the command line left out, e.g. a
-            # preset's {maze: 600} under 'data.explore_tasks={default: 1}'); one entry is KEY.ENV=VALUE
-            OmegaConf.update(cfg, key, yaml.safe_load(value) if value else value, merge=False)
+            set_setting(cfg, key, yaml.safe_load(value) if value else value)
     if cfg.preset == "auto":
         cfg.preset = default_preset()
     if cfg.output_dir is None:

@@ -46,6 +46,19 @@ def test_a_model_is_chosen_by_preset_hub_name_or_path_and_a_preset_lends_its_set
     assert lent.model.path == str(tmp_path / "a dir") and lent.model.build is None and lent.agent.max_turns == 20
 
 
+def test_a_mapping_on_the_command_line_replaces_the_presets_and_one_entry_changes_one_environment(tmp_path):
+    """As train_agentevol.sh: hydra alone would merge agent.max_turns={default: 5} into tiny-agent's mapping and keep
+    its maze: 15; an entry of a preset's mapping is a setting though configs/ppo.yaml has one value there."""
+    ckpt = ["--model", str(tmp_path / "ckpt"), "--model_preset", "tiny-agent"]
+    assert launch_config(*ckpt).agent.max_turns.maze == 15
+    assert launch_config(*ckpt, "agent.max_turns={default: 5}").agent.max_turns == {"default": 5}
+    one = launch_config(*ckpt, "agent.max_turns.maze=7", "max_train_tasks={maze: 3, default: 2}")
+    assert one.agent.max_turns.maze == 7 and one.agent.max_turns.babyai == 20 and one.verl_extra == []
+    assert one.max_train_tasks == {"maze": 3, "default": 2}
+    with pytest.raises(SystemExit, match=r"agent\.max_turns is one value in this run, not one per environment"):
+        launch_config("agent.max_turns.maze=7")  # the tiny preset's one turn limit
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--algo", "dpo"], "unknown --algo 'dpo'; choose from grpo, ppo"),
     (["--preset", "tpu"], "unknown --preset 'tpu'; choose from auto, cpu, gpu"),
