@@ -34,9 +34,10 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
         value = getattr(args, flag)
         if value is not None:
             cfg[flag] = value
-    # configs/agentevol.yaml < the model preset's agentevol: block (a pretrained model's learning rates and
-    # reply budgets, not the tiny model's) < the command line
-    cfg = OmegaConf.merge(cfg, model_preset(str(cfg.model)).get("agentevol") or {})
+    # configs/agentevol.yaml < the model preset (a tiny model's size: model.tiny) < its agentevol: block (a
+    # pretrained model's learning rates and reply budgets, not the tiny model's) < the command line
+    preset = model_preset(str(cfg.model))
+    cfg = OmegaConf.merge(cfg, {"tiny": preset.get("tiny") or {}}, preset.get("agentevol") or {})
     for e in extra:
         key, value = e.split("=", 1)
         key = key.lstrip("+")

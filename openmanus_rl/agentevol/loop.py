@@ -48,9 +48,8 @@ def base_model(cfg: DictConfig, out: Path, expert_files: Sequence[Path]) -> str:
         return str(preset["path"])
     from openmanus_rl.tiny_model import build_tiny_model, default_cache
 
-    settings = {**preset.get("tiny", {}), **OmegaConf.to_container(cfg.tiny)}
     return str(build_tiny_model(out / "base_model", corpus=tiny_corpus(expert_files), seed=int(cfg.seed),
-                                cache=default_cache(), **settings))
+                                cache=default_cache(), **OmegaConf.to_container(cfg.tiny)))
 
 
 def evaluate_model(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: DictConfig, directory: Path,

@@ -211,8 +211,8 @@ def test_agentevol_takes_the_model_presets_rates_and_budgets_and_the_command_lin
     assert config("--model", "qwen2.5-0.5b", "sft.lr=2.0e-5").sft.lr == 2e-5
     agent = config("--model", "tiny-agent")  # per-environment limits (openmanus_rl.per_env); one given wins
     assert agent.max_turns.textcraft == 15 and agent.eval.max_new_tokens.babyai == 24
-    # tiny-agent's size wins over configs/agentevol.yaml's (which wins over the tiny preset's), the command line
-    # over both
+    # a tiny model's size is its preset's (tiny: AgentEvol's own, 128 wide, in its agentevol: block), the command
+    # line's over it
     assert (agent.tiny.hidden_size, agent.tiny.num_layers, agent.tiny.vocab_size) == (128, 2, 4096)
     assert (tiny.tiny.hidden_size, tiny.tiny.vocab_size) == (128, 2048)
     assert config("--model", "tiny-agent", "tiny.vocab_size=1024").tiny.vocab_size == 1024
