@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from omegaconf import DictConfig
 
@@ -66,4 +67,15 @@ def compose(experiment: str | Path, overrides: Sequence[str] = ()) -> DictConfig
         with initialize_config_dir(config_dir=str(path.parent.resolve()), version_base=None):
             return hydra_compose(config_name=path.stem, overrides=[*search, *overrides])
     except (HydraException, OmegaConfBaseException) as e:
+        raise ConfigError(str(e).strip().splitlines()[0]) from None
+
+
+def parse_value(key: str, text: str) -> Any:
+    """The value ``key=text`` sets in hydra's grammar (``{maze: 15, default: 20}``, ``[1, 2]``, ``null``, ``3e-4``)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    try:
+        return OverridesParser.create().parse_override(f"{key}={text}").value()
+    except HydraException as e:
         raise ConfigError(str(e).strip().splitlines()[0]) from None

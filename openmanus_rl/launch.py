@@ -56,16 +56,19 @@ def is_setting(cfg: DictConfig, key: str) -> bool:
     return OmegaConf.select(cfg, key, default=KeyError) is not KeyError
 
 
-def single_valued_parent(cfg: DictConfig, key: str) -> str | None:
-    """The setting above ``key`` that holds one value, not a mapping (``agent.max_turns`` when ``key`` is
-    ``agent.max_turns.maze`` and the run has one turn limit for all), else None."""
+def refuse_entry_under_one_value(prog: str, cfg: DictConfig, key: str, value: str) -> None:
+    """Exit on ``KEY.ENV=VALUE`` where the run's ``KEY`` holds one value, not a mapping (``agent.max_turns.maze=7``
+    with one turn limit for all), naming the whole mapping to give instead."""
     parts = key.split(".")
     for n in range(len(parts) - 1, 0, -1):
         parent = ".".join(parts[:n])
-        value = OmegaConf.select(cfg, parent, default=KeyError)
-        if value is not KeyError:
-            return None if value is None or OmegaConf.is_config(value) else parent
-    return None
+        current = OmegaConf.select(cfg, parent, default=KeyError)
+        if current is KeyError:
+            continue
+        if current is not None and not OmegaConf.is_config(current):
+            raise SystemExit(f"{prog}: {key}: {parent} is one value in this run, not one per environment; give all "
+                             f"of it, e.g. {parent}={{{parts[n]}: {value}, default: {current}}}")
+        return
 
 
 def set_setting(cfg: DictConfig, key: str, value: Any) -> None:

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
@@ -36,9 +35,9 @@ from openmanus_rl.launch import (
     is_setting,
     launcher_parser,
     parse_launcher_args,
+    refuse_entry_under_one_value,
     run_verl,
     set_setting,
-    single_valued_parent,
 )
 from openmanus_rl.model_presets import model_overrides, resolve_model_path
 from openmanus_rl.policies.verl_ckpt import TRACKER
@@ -90,22 +89,22 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
         raise SystemExit(f"train_ppo.sh: {e}") from None
     flags = [f"++{f}={format_value(getattr(args, f))}" for f in SETTING_FLAGS if getattr(args, f) is not None]
     try:
+        cfg = configs.compose(experiment, [*chosen, *flags])
+        OmegaConf.set_struct(cfg, False)
         # a setting is a key of the experiment as its groups make it (a preset's per-environment mapping has
-        # entries, agent.max_turns.maze, that configs/ppo.yaml's single value does not)
-        grouped = configs.compose(experiment, [*chosen, *flags])
-        settings = [e for e in extra if e.split("=", 1)[0] not in GROUP_KEYS and is_setting(grouped, override_key(e))]
+        # entries, agent.max_turns.maze, that configs/ppo.yaml's single value does not); it is set as
+        # train_agentevol.sh sets it (a whole mapping replaces the preset's), in hydra's grammar
+        settings = []
         for e in extra:
-            if (single := single_valued_parent(grouped, override_key(e))) is not None:
-                raise SystemExit(f"train_ppo.sh: {override_key(e)}: {single} is one value in this run, not one per "
-                                 f"environment; give all of it, e.g. {single}={{maze: 15, default: 20}}")
-        overrides = [f"++{override_key(e)}={e.split('=', 1)[1]}" for e in settings]
-        cfg = configs.compose(experiment, [*chosen, *flags, *overrides])
+            key, value = override_key(e), e.split("=", 1)[1]
+            if e.split("=", 1)[0] in GROUP_KEYS:
+                continue
+            refuse_entry_under_one_value("train_ppo.sh", cfg, key, value)
+            if is_setting(cfg, key):
+                set_setting(cfg, key, configs.parse_value(key, value))
+                settings.append(e)
     except configs.ConfigError as e:
         raise SystemExit(f"train_ppo.sh: {e}") from None
-    OmegaConf.set_struct(cfg, False)
-    for override in OverridesParser.create().parse_overrides(overrides):
-        if isinstance(override.value(), dict):  # hydra merged it into the preset's: as train_agentevol.sh, it replaces
-            set_setting(cfg, override.key_or_group, override.value())
     cfg.preset = preset
     cfg.verl_extra = [e for e in extra if e.split("=", 1)[0] not in GROUP_KEYS and e not in settings]
     if cfg.output_dir is None:

@@ -10,7 +10,13 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from openmanus_rl import configs, per_env
-from openmanus_rl.launch import is_setting, launcher_parser, parse_launcher_args, set_setting, single_valued_parent
+from openmanus_rl.launch import (
+    is_setting,
+    launcher_parser,
+    parse_launcher_args,
+    refuse_entry_under_one_value,
+    set_setting,
+)
 from openmanus_rl.model_presets import model_preset
 from openmanus_rl.verl_args import default_preset
 
@@ -44,9 +50,7 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
         if key.startswith("verl."):
             cfg.verl[key[len("verl."):]] = yaml.safe_load(value) if value else value
         else:
-            if (single := single_valued_parent(cfg, key)) is not None:
-                raise SystemExit(f"train_agentevol.sh: {key}: {single} is one value in this run, not one per "
-                                 f"environment; give all of it, e.g. {single}={{maze: 600, default: 300}}")
+            refuse_entry_under_one_value("train_agentevol.sh", cfg, key, value)
             if not is_setting(cfg, key):
                 raise SystemExit(f"train_agentevol.sh: unknown setting {key!r} (see configs/agentevol.yaml; "
                                  "verl's SFT settings go as verl.KEY=VALUE)")
