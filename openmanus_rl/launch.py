@@ -65,9 +65,10 @@ def refuse_entry_under_one_value(prog: str, cfg: DictConfig, key: str, value: st
         current = OmegaConf.select(cfg, parent, default=KeyError)
         if current is KeyError:
             continue
-        if current is not None and not OmegaConf.is_config(current):
+        if not OmegaConf.is_config(current):  # null too (max_train_tasks: null, every task): one value for all
+            default = "null" if current is None else current
             raise SystemExit(f"{prog}: {key}: {parent} is one value in this run, not one per environment; give all "
-                             f"of it, e.g. {parent}={{{parts[n]}: {value}, default: {current}}}")
+                             f"of it, e.g. {parent}={{{parts[n]}: {value}, default: {default}}}")
         return
 
 

@@ -57,6 +57,8 @@ def test_a_mapping_on_the_command_line_replaces_the_presets_and_one_entry_change
     assert one.max_train_tasks == {"maze": 3, "default": 2}
     with pytest.raises(SystemExit, match=r"agent\.max_turns is one value in this run, not one per environment"):
         launch_config("agent.max_turns.maze=7")  # the tiny preset's one turn limit
+    with pytest.raises(SystemExit, match=r"max_train_tasks=\{maze: 3, default: null\}"):
+        launch_config("max_train_tasks.maze=3")  # null (every task) is one value too, not a key for verl
 
 
 @pytest.mark.parametrize(("argv", "message"), [
