@@ -11,7 +11,7 @@ AgentEvol's CPU runs use and single-GPU models; it writes the same checkpoint la
 (``OUT/global_step_N/huggingface`` and verl's tracker file), so evaluation and the next iteration read it
 the same way.
 
-    python -m openmanus_rl.dpo --pairs pairs.jsonl --model PATH --out outputs/dpo [--beta 0.1] [--lr 1e-4]
+    python -m openmanus_rl.dpo --pairs pairs.jsonl --model PATH --out outputs/dpo [--beta 0.5] [--lr 1e-5]
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ from openmanus_rl.policies.verl_ckpt import TRACKER
 
 @dataclass(frozen=True)
 class DPOSettings:
-    beta: float = 0.1           # how far from the reference the implicit reward may pull
-    lr: float = 1.0e-4
+    beta: float = 0.5           # how far from the reference the implicit reward may pull
+    lr: float = 1.0e-5          # 1e-4 with beta 0.1 and no NLL broke the CPU agent's replies in one pass
     epochs: int = 1
     batch_pairs: int = 8        # pairs per optimizer step
-    sft_weight: float = 0.0     # + this x the chosen trajectory's per-token NLL (keeps the successes likely)
+    sft_weight: float = 1.0     # + this x the chosen trajectory's per-token NLL (keeps the successes likely)
     max_length: int = 4096      # tokens per trajectory; longer ones are cut at the right
     warmup_steps: int = 0
     seed: int = 1
