@@ -115,6 +115,10 @@ class ClassArchive:
             self.path.with_suffix(".lock").unlink()
 
 
+#: seconds a JVM writing the class archive has to exit after its input closes
+ARCHIVE_GRACE = 30.0
+
+
 class SimulatorError(RuntimeError):
     """The JVM could not be started or did not answer."""
 
@@ -240,7 +244,10 @@ class Simulator(ScienceWorldEnv):
         proc = self._proc
         if proc is None:
             return
-        processes.end(proc)
+        # a JVM that writes the class archive dumps ~12 MB as it exits: seconds on a loaded machine, so it gets
+        # longer before the kill than one that only exits (a kill mid-dump loses the archive)
+        writing = self._archive is not None and self._archive.writing is not None
+        processes.end(proc, grace=ARCHIVE_GRACE if writing else 3.0)
         if self._archive is not None:
             self._archive.finish(proc.returncode == 0)
         self._finalizer.detach()
