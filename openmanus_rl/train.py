@@ -94,19 +94,20 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
         # a setting is a key of the experiment as its groups make it (a preset's per-environment mapping has
         # entries, agent.max_turns.maze, that configs/ppo.yaml's single value does not); it is set as
         # train_agentevol.sh sets it (a whole mapping replaces the preset's), in hydra's grammar
-        settings = []
+        verl_extra = []  # the rest goes to verl as given
         for e in extra:
-            key, value = override_key(e), e.split("=", 1)[1]
             if e.split("=", 1)[0] in GROUP_KEYS:
                 continue
+            key, value = override_key(e), e.split("=", 1)[1]
             refuse_entry_under_one_value("train_ppo.sh", cfg, key, value)
             if is_setting(cfg, key):
                 set_setting(cfg, key, configs.parse_value(key, value))
-                settings.append(e)
+            else:
+                verl_extra.append(e)
     except configs.ConfigError as e:
         raise SystemExit(f"train_ppo.sh: {e}") from None
     cfg.preset = preset
-    cfg.verl_extra = [e for e in extra if e.split("=", 1)[0] not in GROUP_KEYS and e not in settings]
+    cfg.verl_extra = verl_extra
     if cfg.output_dir is None:
         cfg.output_dir = f"outputs/{cfg.env_name.replace(',', '+')}-{cfg.algo}"
     return cfg
