@@ -76,6 +76,10 @@ def parse_value(key: str, text: str) -> Any:
     from hydra.errors import HydraException
 
     try:
-        return OverridesParser.create().parse_override(f"{key}={text}").value()
+        override = OverridesParser.create().parse_override(f"{key}={text}")
     except HydraException as e:
         raise ConfigError(str(e).strip().splitlines()[0]) from None
+    if override.is_sweep_override():  # a launcher runs one experiment: a,b would be hydra's sweep of two
+        raise ConfigError(f"{key}={text} is a sweep in hydra's grammar; a list is [a, b], a string with a comma "
+                          "is quoted: 'a,b'")
+    return override.value()

@@ -6,7 +6,6 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from openmanus_rl import configs, per_env
@@ -44,17 +43,21 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
     # pretrained model's learning rates and reply budgets, not the tiny model's) < the command line
     preset = model_preset(str(cfg.model))
     cfg = OmegaConf.merge(cfg, {"tiny": preset.get("tiny") or {}}, preset.get("agentevol") or {})
-    for e in extra:
+    for e in extra:  # values in hydra's grammar, as train_ppo.sh reads them (YAML 1.1 reads 1e-5 as a string)
         key, value = e.split("=", 1)
         key = key.lstrip("+")
+        try:
+            parsed = configs.parse_value(key, value)
+        except configs.ConfigError as err:
+            raise SystemExit(f"train_agentevol.sh: {err}") from None
         if key.startswith("verl."):
-            cfg.verl[key[len("verl."):]] = yaml.safe_load(value) if value else value
+            cfg.verl[key[len("verl."):]] = parsed
         else:
             refuse_entry_under_one_value("train_agentevol.sh", cfg, key, value)
             if not is_setting(cfg, key):
                 raise SystemExit(f"train_agentevol.sh: unknown setting {key!r} (see configs/agentevol.yaml; "
                                  "verl's SFT settings go as verl.KEY=VALUE)")
-            set_setting(cfg, key, yaml.safe_load(value) if value else value)
+            set_setting(cfg, key, parsed)
     if cfg.preset == "auto":
         cfg.preset = default_preset()
     if cfg.output_dir is None:

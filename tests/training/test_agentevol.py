@@ -303,3 +303,17 @@ def test_task_counts_are_one_for_all_or_per_environment():
         check_per_env(cfg, ["maze", "babyai"])
     cfg.eval.tasks = {"maze": 100, "default": None}  # null: the whole split
     assert eval_counts(cfg, ["maze", "babyai"]) == {"maze": 100, "babyai": None}
+
+
+def test_command_line_values_are_read_in_hydras_grammar_as_train_ppo_reads_them():
+    """``1e-5`` is a float (YAML 1.1 reads it as a string, which pydantic or verl would refuse or misread), and
+    ``a,b``, hydra's sweep, stops the run with the way to write a list or a string instead."""
+    from openmanus_rl import agentevol
+
+    cfg = agentevol.load_config(*agentevol.parse_args(["--env_name", "maze", "dpo.lr=1e-5", "verl.optim.lr=3e-6",
+                                                       "max_turns={maze: 4, default: null}"]))
+    assert cfg.dpo.lr == 1e-5 and isinstance(cfg.dpo.lr, float)
+    assert cfg.verl["optim.lr"] == 3e-6 and isinstance(cfg.verl["optim.lr"], float)
+    assert cfg.max_turns == {"maze": 4, "default": None}
+    with pytest.raises(SystemExit, match=r"dpo\.beta=0\.1,0\.5 is a sweep in hydra's grammar; a list is \[a, b\]"):
+        agentevol.load_config(*agentevol.parse_args(["--env_name", "maze", "dpo.beta=0.1,0.5"]))

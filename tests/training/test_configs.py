@@ -59,6 +59,8 @@ def test_a_mapping_on_the_command_line_replaces_the_presets_and_one_entry_change
         launch_config("agent.max_turns.maze=7")  # the tiny preset's one turn limit
     with pytest.raises(SystemExit, match=r"max_train_tasks=\{maze: 3, default: null\}"):
         launch_config("max_train_tasks.maze=3")  # null (every task) is one value too, not a key for verl
+    with pytest.raises(SystemExit, match=r"max_train_tasks=3,4 is a sweep in hydra's grammar"):
+        launch_config("max_train_tasks=3,4")  # one run, not hydra's multirun of two
 
 
 @pytest.mark.parametrize(("argv", "message"), [
