@@ -18,7 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
 from agentenv.addresses import ServerError
-from openmanus_rl import run_summary
+from openmanus_rl import configs, run_summary
 
 
 def launcher_parser(prog: str, description: str, config_name: str) -> argparse.ArgumentParser:
@@ -77,6 +77,25 @@ def set_setting(cfg: DictConfig, key: str, value: Any) -> None:
     replaces the preset's (a merge would keep entries the command line left out, e.g. a preset's ``{maze: 15}``
     under ``agent.max_turns={default: 5}``); one entry is ``KEY.ENV=VALUE``."""
     OmegaConf.update(cfg, key, value, merge=False)
+
+
+def parse_setting(prog: str, key: str, value: str) -> Any:
+    """A command line's value as every launcher reads it: hydra's grammar (YAML 1.1 would read ``1e-5`` as a
+    string), a value hydra cannot read or a sweep (``a,b``) exiting with the launcher's name."""
+    try:
+        return configs.parse_value(key, value)
+    except configs.ConfigError as e:
+        raise SystemExit(f"{prog}: {e}") from None
+
+
+def apply_setting(prog: str, cfg: DictConfig, key: str, value: str) -> bool:
+    """Set ``key=value`` of the command line over the experiment if ``key`` is one of its settings; False (nothing
+    set) for a key the launcher passes on or refuses."""
+    refuse_entry_under_one_value(prog, cfg, key, value)
+    if not is_setting(cfg, key):
+        return False
+    set_setting(cfg, key, parse_setting(prog, key, value))
+    return True
 
 
 def env_options(cfg: DictConfig) -> dict[str, dict[str, Any]]:

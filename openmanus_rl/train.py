@@ -30,14 +30,12 @@ from openmanus_rl import budgets, capacity, cluster, configs, datasets, per_env,
 from openmanus_rl.agent_registration import CONFIG_VAR, SETTINGS_VAR, write_agent_loop_files
 from openmanus_rl.horizon import TurnSchedule
 from openmanus_rl.launch import (
+    apply_setting,
     clear_errors,
     env_options,
-    is_setting,
     launcher_parser,
     parse_launcher_args,
-    refuse_entry_under_one_value,
     run_verl,
-    set_setting,
 )
 from openmanus_rl.model_presets import model_overrides, resolve_model_path
 from openmanus_rl.policies.verl_ckpt import TRACKER
@@ -96,13 +94,8 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
         # train_agentevol.sh sets it (a whole mapping replaces the preset's), in hydra's grammar
         verl_extra = []  # the rest goes to verl as given
         for e in extra:
-            if e.split("=", 1)[0] in GROUP_KEYS:
-                continue
-            key, value = override_key(e), e.split("=", 1)[1]
-            refuse_entry_under_one_value("train_ppo.sh", cfg, key, value)
-            if is_setting(cfg, key):
-                set_setting(cfg, key, configs.parse_value(key, value))
-            else:
+            given, value = e.split("=", 1)
+            if given not in GROUP_KEYS and not apply_setting("train_ppo.sh", cfg, override_key(e), value):
                 verl_extra.append(e)
     except configs.ConfigError as e:
         raise SystemExit(f"train_ppo.sh: {e}") from None

@@ -10,11 +10,10 @@ from omegaconf import DictConfig, OmegaConf
 
 from openmanus_rl import configs, per_env
 from openmanus_rl.launch import (
-    is_setting,
+    apply_setting,
     launcher_parser,
     parse_launcher_args,
-    refuse_entry_under_one_value,
-    set_setting,
+    parse_setting,
 )
 from openmanus_rl.model_presets import model_preset
 from openmanus_rl.verl_args import default_preset
@@ -43,21 +42,14 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
     # pretrained model's learning rates and reply budgets, not the tiny model's) < the command line
     preset = model_preset(str(cfg.model))
     cfg = OmegaConf.merge(cfg, {"tiny": preset.get("tiny") or {}}, preset.get("agentevol") or {})
-    for e in extra:  # values in hydra's grammar, as train_ppo.sh reads them (YAML 1.1 reads 1e-5 as a string)
+    for e in extra:
         key, value = e.split("=", 1)
         key = key.lstrip("+")
-        try:
-            parsed = configs.parse_value(key, value)
-        except configs.ConfigError as err:
-            raise SystemExit(f"train_agentevol.sh: {err}") from None
         if key.startswith("verl."):
-            cfg.verl[key[len("verl."):]] = parsed
-        else:
-            refuse_entry_under_one_value("train_agentevol.sh", cfg, key, value)
-            if not is_setting(cfg, key):
-                raise SystemExit(f"train_agentevol.sh: unknown setting {key!r} (see configs/agentevol.yaml; "
-                                 "verl's SFT settings go as verl.KEY=VALUE)")
-            set_setting(cfg, key, parsed)
+            cfg.verl[key[len("verl."):]] = parse_setting("train_agentevol.sh", key, value)
+        elif not apply_setting("train_agentevol.sh", cfg, key, value):
+            raise SystemExit(f"train_agentevol.sh: unknown setting {key!r} (see configs/agentevol.yaml; "
+                             "verl's SFT settings go as verl.KEY=VALUE)")
     if cfg.preset == "auto":
         cfg.preset = default_preset()
     if cfg.output_dir is None:

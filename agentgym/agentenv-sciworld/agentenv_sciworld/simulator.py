@@ -247,7 +247,7 @@ class Simulator(ScienceWorldEnv):
         # a JVM that writes the class archive dumps ~12 MB as it exits: seconds on a loaded machine, so it gets
         # longer before the kill than one that only exits (a kill mid-dump loses the archive)
         writing = self._archive is not None and self._archive.writing is not None
-        processes.end(proc, grace=ARCHIVE_GRACE if writing else 3.0)
+        processes.end(proc, grace=ARCHIVE_GRACE if writing else processes.GRACE)
         if self._archive is not None:
             self._archive.finish(proc.returncode == 0)
         self._finalizer.detach()

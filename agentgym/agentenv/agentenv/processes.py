@@ -162,7 +162,11 @@ def spawn(owner: Any, args: Sequence[str] | str, **popen_kwargs: Any) -> subproc
     return proc
 
 
-def end(proc: subprocess.Popen, grace: float = 3.0) -> None:
+#: seconds :func:`end` gives a child to exit after its input closes, before it is killed
+GRACE = 3.0
+
+
+def end(proc: subprocess.Popen, grace: float = GRACE) -> None:
     """End a child that exits when its input closes (a JVM started with ``--die-on-broken-pipe``): close its stdin,
     wait up to ``grace`` seconds, then kill it."""
     if proc.stdin is not None:
