@@ -9,7 +9,9 @@ so this is a small plugin of its own: one process on one device (a GPU when ther
 log-probabilities computed once before training so one copy of the model is held. It suits the models
 AgentEvol's CPU runs use and single-GPU models; it writes the same checkpoint layout as ``openmanus_rl.sft``
 (``OUT/global_step_N/huggingface`` and verl's tracker file), so evaluation and the next iteration read it
-the same way.
+the same way. Every ``save_every`` steps it keeps its whole state (weights, optimizer, schedule, random
+states, the reference log-probabilities) in ``OUT.partial/resume.pt``; a stopped run started again on the
+same pairs, model and settings goes on from there and ends with the weights an unstopped run ends with.
 
     python -m openmanus_rl.dpo --pairs pairs.jsonl --model PATH --out outputs/dpo [--beta 0.5] [--lr 1e-5]
 """
@@ -17,6 +19,7 @@ the same way.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -42,6 +45,7 @@ class DPOSettings:
     max_length: int = 4096      # tokens per trajectory; longer ones are cut at the right
     warmup_steps: int = 0
     seed: int = 1
+    save_every: int = 20        # optimizer steps between resume states (0: none); a save costs a model's size
 
 
 def pairs_for(items: Iterable[dict[str, Any]], threshold: float | None, extra_chosen: Iterable[dict[str, Any]] = (),
@@ -128,11 +132,65 @@ def dpo_loss(policy_chosen: Any, policy_rejected: Any, ref_chosen: Any, ref_reje
     return -F.logsigmoid(beta * ((policy_chosen - ref_chosen) - (policy_rejected - ref_rejected)))
 
 
+RESUME = "resume.pt"  # in OUT.partial: the state a stopped run goes on from
+
+
+def run_key(encoded: Sequence[Any], model_path: str | Path, settings: DPOSettings) -> str:
+    """What a resume state belongs to: the encoded pairs, the starting model and the settings that shape the
+    run (``save_every`` does not). Another key means the state is stale and the run starts over."""
+    h = hashlib.sha256()
+    for pair in encoded:
+        h.update(json.dumps(pair).encode())
+    h.update(json.dumps({**asdict(settings), "save_every": None}, sort_keys=True).encode())
+    for f in sorted(Path(model_path).glob("*")):
+        if f.is_file():
+            h.update(f.name.encode())
+            h.update(hashlib.sha256(f.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def save_state(path: Path, key: str, step: int, model: Any, optimizer: Any, scheduler: Any,
+               ref: list[tuple[float, float]], seconds: float) -> None:
+    import torch
+
+    with atomic.path(path) as tmp:
+        torch.save({"key": key, "step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                    "scheduler": scheduler.state_dict(), "torch_rng": torch.get_rng_state(), "ref": ref,
+                    "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+                    "seconds": seconds}, tmp)
+
+
+def load_state(path: Path, key: str) -> dict[str, Any] | None:
+    """The resume state at ``path`` when it belongs to this run (``run_key``), else None."""
+    import torch
+
+    if not path.exists():
+        return None
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as e:  # a state that does not load is not worth losing the run over: start over
+        print(f"dpo: ignoring {path}, it does not load ({type(e).__name__}: {e})", flush=True)
+        return None
+    if state.get("key") != key:
+        print(f"dpo: ignoring {path}: it is of other pairs, another model or other settings", flush=True)
+        return None
+    return state
+
+
+def keep_log_through(log: Path, step: int) -> None:
+    """Drop the log's records of steps after ``step``: a resumed run writes them again."""
+    if not log.exists():
+        return
+    lines = [line for line in log.read_text().splitlines(keepends=True) if json.loads(line).get("step", 0) <= step]
+    atomic.write_text(log, "".join(lines))
+
+
 def train(pairs: Sequence[dict[str, Any]], model_path: str | Path, out: str | Path, settings: DPOSettings,
           log: str | Path | None = None) -> Path:
     """Optimize ``model_path`` with DPO on ``pairs``; returns the transformers directory of the result.
 
-    Trains in ``OUT.partial`` and renames it to ``OUT`` once the model is saved, so ``OUT`` exists only whole."""
+    Trains in ``OUT.partial`` and renames it to ``OUT`` once the model is saved, so ``OUT`` exists only whole;
+    goes on from ``OUT.partial``'s resume state when there is one of this run."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -140,8 +198,6 @@ def train(pairs: Sequence[dict[str, Any]], model_path: str | Path, out: str | Pa
         raise ValueError("no preference pairs to train on")
     out = Path(out)
     partial = out.with_name(out.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
     torch.manual_seed(settings.seed)
     if not torch.cuda.is_available():
         torch.set_num_threads(sft.usable_cores())
@@ -152,15 +208,23 @@ def train(pairs: Sequence[dict[str, Any]], model_path: str | Path, out: str | Pa
     encoded = [(encode(tokenizer, p["chosen"], settings.max_length), encode(tokenizer, p["rejected"],
                                                                             settings.max_length)) for p in pairs]
     log_path = Path(log) if log else partial / "dpo.log"
+    key = run_key(encoded, model_path, settings)
+    state = load_state(partial / RESUME, key)
+    if state is None:
+        shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True, exist_ok=True)
     log_path.parent.mkdir(parents=True, exist_ok=True)
 
-    model.eval()
-    ref: list[tuple[float, float]] = []
-    with torch.no_grad():  # the reference is the starting model: its log-probs once, not a second copy
-        for start in range(0, len(encoded), settings.batch_pairs):
-            chunk = encoded[start:start + settings.batch_pairs]
-            lp, _ = sequence_logps(model, [c for c, _ in chunk] + [r for _, r in chunk], pad_id)
-            ref += list(zip(lp[: len(chunk)].tolist(), lp[len(chunk):].tolist(), strict=True))
+    if state is not None:
+        ref = state["ref"]
+    else:
+        model.eval()
+        ref = []
+        with torch.no_grad():  # the reference is the starting model: its log-probs once, not a second copy
+            for start in range(0, len(encoded), settings.batch_pairs):
+                chunk = encoded[start:start + settings.batch_pairs]
+                lp, _ = sequence_logps(model, [c for c, _ in chunk] + [r for _, r in chunk], pad_id)
+                ref += list(zip(lp[: len(chunk)].tolist(), lp[len(chunk):].tolist(), strict=True))
 
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=0.0)
@@ -170,12 +234,30 @@ def train(pairs: Sequence[dict[str, Any]], model_path: str | Path, out: str | Pa
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warm) if warm else 1.0)
     rng = random.Random(settings.seed)
     order = list(range(len(encoded)))
-    step, started = 0, time.monotonic()
-    with open(log_path, "w") as f:
-        f.write(json.dumps({"pairs": len(pairs), "steps": total, **asdict(settings)}) + "\n")
+    done = 0  # optimizer steps a resume state already holds
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["torch_rng"])
+        if state.get("cuda_rng") is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda_rng"])
+        done = state["step"]
+        print(f"dpo: resuming after step {done}/{total} from {partial / RESUME}", flush=True)
+    step, started = 0, time.monotonic() - (state["seconds"] if state is not None else 0.0)
+    if state is not None:
+        keep_log_through(log_path, done)
+    with open(log_path, "a" if state is not None else "w") as f:
+        if state is not None:
+            f.write(json.dumps({"resumed_after": done}) + "\n")
+        else:
+            f.write(json.dumps({"pairs": len(pairs), "steps": total, **asdict(settings)}) + "\n")
         for _ in range(settings.epochs):
-            rng.shuffle(order)
+            rng.shuffle(order)  # replayed for the epochs a resume skips, so every step sees its own batch
             for start in range(0, len(order), settings.batch_pairs):
+                if step < done:
+                    step += 1
+                    continue
                 idx = order[start:start + settings.batch_pairs]
                 chosen = [encoded[i][0] for i in idx]
                 rejected = [encoded[i][1] for i in idx]
@@ -205,11 +287,15 @@ def train(pairs: Sequence[dict[str, Any]], model_path: str | Path, out: str | Pa
                 if step == 1 or step % 10 == 0 or step == total:
                     print(f"dpo: step {step}/{total} loss {record['loss']:.4f} accuracy {record['accuracy']:.2f} "
                           f"margin {record['margin']:.3f}", flush=True)
+                if settings.save_every and step % settings.save_every == 0 and step < total:
+                    save_state(partial / RESUME, key, step, model, optimizer, scheduler, ref,
+                               time.monotonic() - started)
 
     hf = partial / f"global_step_{step}" / "huggingface"
     model.save_pretrained(hf, safe_serialization=True)
     tokenizer.save_pretrained(hf)
     atomic.write_text(partial / TRACKER, f"{step}\n")
+    (partial / RESUME).unlink(missing_ok=True)
     if out.exists():
         shutil.rmtree(out)
     os.replace(partial, out)

@@ -124,7 +124,8 @@ def prefer(cfg: DictConfig, init_model: str, envs: Sequence[str], directory: Pat
                          "and a failure); sample more per instruction (explore.samples_per_instruction=2)")
     settings = dpo.DPOSettings(beta=float(cfg.dpo.beta), lr=float(cfg.dpo.lr), epochs=int(cfg.dpo.epochs),
                                batch_pairs=int(cfg.dpo.batch_pairs), sft_weight=float(cfg.dpo.sft_weight),
-                               max_length=int(cfg.sft.max_length), seed=int(cfg.seed) + 1)
+                               max_length=int(cfg.sft.max_length), seed=int(cfg.seed) + 1,
+                               save_every=int(cfg.dpo.save_every))
     dpo.train(pairs, init_model, directory / "dpo_checkpoint", settings, log=directory / "dpo.log")
 
 

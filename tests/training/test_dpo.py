@@ -94,3 +94,52 @@ def test_dpo_at_the_start_is_log_two_and_training_prefers_the_chosen_replies(tin
 def test_no_pairs_is_a_clear_error(tiny, tmp_path):
     with pytest.raises(ValueError, match="no preference pairs"):
         dpo.train([], tiny, tmp_path / "out", dpo.DPOSettings())
+
+
+
+def test_a_stopped_dpo_run_goes_on_from_its_last_state_and_ends_where_an_unstopped_one_does(tiny, tmp_path,
+                                                                                           monkeypatch):
+    chosen = [episode(t, 1.0, ["move up", "move up"]) for t in range(8)]
+    rejected = [episode(t, 0.0, ["move left", "move left"]) for t in range(8)]
+    pairs = dpo.pairs_for(chosen + rejected, 1.0)
+    settings = dpo.DPOSettings(beta=0.5, lr=3e-3, epochs=3, batch_pairs=3, save_every=4)  # 9 steps, epochs of 3
+    whole = dpo.train(pairs, tiny, tmp_path / "whole", settings, log=tmp_path / "whole.log")
+
+    real, trained = dpo.sequence_logps, []
+
+    def counted(stop_at: int | None):
+        def logps(model, batch, pad_id):
+            if model.training:  # a training step's forward pass (the reference's runs in eval mode)
+                trained.append(1)
+                if len(trained) == stop_at:
+                    raise KeyboardInterrupt
+            return real(model, batch, pad_id)
+        return logps
+
+    monkeypatch.setattr(dpo, "sequence_logps", counted(stop_at=7))
+    with pytest.raises(KeyboardInterrupt):
+        dpo.train(pairs, tiny, tmp_path / "out", settings, log=tmp_path / "out.log")
+    assert not (tmp_path / "out").exists() and (tmp_path / "out.partial" / dpo.RESUME).exists()
+
+    trained.clear()
+    monkeypatch.setattr(dpo, "sequence_logps", counted(stop_at=None))
+    resumed = dpo.train(pairs, tiny, tmp_path / "out", settings, log=tmp_path / "out.log")
+    assert len(trained) == 5  # steps 5-9: the state after step 4 was kept; 5 and 6 are trained again
+    assert not (tmp_path / "out.partial").exists() and not list((tmp_path / "out").rglob(dpo.RESUME))
+    log = [json.loads(line) for line in (tmp_path / "out.log").read_text().splitlines()]
+    assert [r.get("step") for r in log] == [None, 1, 2, 3, 4, None, 5, 6, 7, 8, 9]
+    assert log[5] == {"resumed_after": 4}
+    unstopped = [json.loads(line) for line in (tmp_path / "whole.log").read_text().splitlines()]
+    assert [r["loss"] for r in log if "loss" in r] == [r["loss"] for r in unstopped if "loss" in r]
+    a = AutoModelForCausalLM.from_pretrained(str(whole)).state_dict()
+    b = AutoModelForCausalLM.from_pretrained(str(resumed)).state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+    monkeypatch.setattr(dpo, "sequence_logps", counted(stop_at=len(trained) + 7))
+    with pytest.raises(KeyboardInterrupt):
+        dpo.train(pairs, tiny, tmp_path / "again", settings, log=tmp_path / "again.log")
+    monkeypatch.setattr(dpo, "sequence_logps", real)
+    other = dpo.DPOSettings(beta=0.5, lr=1e-3, epochs=3, batch_pairs=3, save_every=4)
+    dpo.train(pairs, tiny, tmp_path / "again", other, log=tmp_path / "again.log")  # the state is of other settings
+    log = [json.loads(line) for line in (tmp_path / "again.log").read_text().splitlines()]
+    assert log[0]["lr"] == 1e-3 and not any("resumed_after" in r for r in log) and log[-1]["step"] == 9
