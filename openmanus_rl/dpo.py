@@ -142,10 +142,10 @@ def run_key(encoded: Sequence[Any], model_path: str | Path, settings: DPOSetting
     for pair in encoded:
         h.update(json.dumps(pair).encode())
     h.update(json.dumps({**asdict(settings), "save_every": None}, sort_keys=True).encode())
-    for f in sorted(Path(model_path).glob("*")):
+    for f in sorted(Path(model_path).glob("*")):  # each file's name, size and time: no read of a large model
         if f.is_file():
-            h.update(f.name.encode())
-            h.update(hashlib.sha256(f.read_bytes()).digest())
+            st = f.stat()
+            h.update(f"{f.name}:{st.st_size}:{st.st_mtime_ns}".encode())
     return h.hexdigest()
 
 
@@ -234,7 +234,8 @@ def train(pairs: Sequence[dict[str, Any]], model_path: str | Path, out: str | Pa
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warm) if warm else 1.0)
     rng = random.Random(settings.seed)
     order = list(range(len(encoded)))
-    done = 0  # optimizer steps a resume state already holds
+    done, elapsed = 0, 0.0  # optimizer steps and seconds a resume state already holds
+    head = {"pairs": len(pairs), "steps": total, **asdict(settings)}
     if state is not None:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
@@ -242,16 +243,13 @@ def train(pairs: Sequence[dict[str, Any]], model_path: str | Path, out: str | Pa
         torch.set_rng_state(state["torch_rng"])
         if state.get("cuda_rng") is not None and torch.cuda.is_available():
             torch.cuda.set_rng_state_all(state["cuda_rng"])
-        done = state["step"]
-        print(f"dpo: resuming after step {done}/{total} from {partial / RESUME}", flush=True)
-    step, started = 0, time.monotonic() - (state["seconds"] if state is not None else 0.0)
-    if state is not None:
+        done, elapsed = state["step"], state["seconds"]
         keep_log_through(log_path, done)
+        head = {"resumed_after": done}
+        print(f"dpo: resuming after step {done}/{total} from {partial / RESUME}", flush=True)
+    step, started = 0, time.monotonic() - elapsed
     with open(log_path, "a" if state is not None else "w") as f:
-        if state is not None:
-            f.write(json.dumps({"resumed_after": done}) + "\n")
-        else:
-            f.write(json.dumps({"pairs": len(pairs), "steps": total, **asdict(settings)}) + "\n")
+        f.write(json.dumps(head) + "\n")
         for _ in range(settings.epochs):
             rng.shuffle(order)  # replayed for the epochs a resume skips, so every step sees its own batch
             for start in range(0, len(order), settings.batch_pairs):

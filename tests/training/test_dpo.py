@@ -96,7 +96,6 @@ def test_no_pairs_is_a_clear_error(tiny, tmp_path):
         dpo.train([], tiny, tmp_path / "out", dpo.DPOSettings())
 
 
-
 def test_a_stopped_dpo_run_goes_on_from_its_last_state_and_ends_where_an_unstopped_one_does(tiny, tmp_path,
                                                                                            monkeypatch):
     chosen = [episode(t, 1.0, ["move up", "move up"]) for t in range(8)]
