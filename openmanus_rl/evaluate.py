@@ -49,7 +49,7 @@ from agentenv.launcher import ServerError, check_servers, env_servers, parse_opt
 from agentenv.policies import Decision, Policy
 from agentenv.protocol import InfoResponse
 from agentenv.rollout import Episode, run_episodes, summarize
-from openmanus_rl import atomic, per_env, prompts, trajectories
+from openmanus_rl import atomic, machine, per_env, prompts, trajectories
 from openmanus_rl.eval_report import FORMAT, merge_main, results_table
 from openmanus_rl.policies import GenerationSettings, PolicySpec, PolicySpecError, build_policy, parse_policy_spec
 from openmanus_rl.policies.openai_api import EndpointError
@@ -235,7 +235,8 @@ async def evaluate(urls: dict[str, list[str]], policy: Policy, cfg: EvalConfig) 
                     for k in ("success_rate", "avg_reward", "avg_turns", "invalid_rate", "format_error_rate")},
         "trajectories": items,
         "run": {"started": started.isoformat(timespec="seconds"), "seconds": round(time.perf_counter() - t0, 2),
-                "concurrency": cfg.concurrency, "servers": urls, "policy_stats": stats() if stats else None},
+                "concurrency": cfg.concurrency, "servers": urls, "policy_stats": stats() if stats else None,
+                "machine": machine.describe()},
     }
 
 

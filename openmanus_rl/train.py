@@ -26,7 +26,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs, server_info
-from openmanus_rl import budgets, capacity, cluster, configs, datasets, per_env, run_summary
+from openmanus_rl import budgets, capacity, cluster, configs, datasets, machine, per_env, run_summary
 from openmanus_rl.agent_registration import CONFIG_VAR, SETTINGS_VAR, write_agent_loop_files
 from openmanus_rl.horizon import TurnSchedule
 from openmanus_rl.launch import (
@@ -234,6 +234,7 @@ def train(cfg: DictConfig, args: argparse.Namespace) -> int:
             print(f"train_ppo.sh: {e}", file=sys.stderr)
             return 2
         OmegaConf.save(cfg, out / "train_config.yaml")
+        machine.record(out)
         agent_yaml, agent_settings = write_agent_loop_files(
             out, {"env_servers": urls, "rollout_dir": str(out / "rollouts"), **OmegaConf.to_container(cfg.agent)})
         worker_env = {CONFIG_VAR: str(agent_settings)}

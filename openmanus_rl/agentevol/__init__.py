@@ -33,7 +33,7 @@ layout; ``checkpoint/global_step_N/huggingface`` is the transformers model; DPO'
 ``iter_<k>/eval.json``
 (per-environment success rate and average reward), ``iter_<k>/eval_trajectories.jsonl``,
 ``summary.json``, ``table.txt``, ``success_rate.png``, ``timings.txt`` (wall time per stage; each
-directory's ``timings.json`` holds its sub-steps' seconds).
+directory's ``timings.json`` holds its sub-steps' seconds), ``machines.jsonl`` (the machine of every start).
 
 Resuming: every sub-step writes its outputs under temporary names, renames them into place and then
 writes its marker ``<dir>/.done/<step>``; a re-run with the same ``--output_dir`` skips every marked

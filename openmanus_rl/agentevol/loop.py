@@ -12,7 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs
-from openmanus_rl import capacity, cluster, dpo, expert_data, sft, trajectories
+from openmanus_rl import capacity, cluster, dpo, expert_data, machine, sft, trajectories
 from openmanus_rl.agentevol.config import (
     bc_counts,
     check_per_env,
@@ -135,6 +135,7 @@ def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
     out = Path(cfg.output_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     OmegaConf.save(cfg, out / "agentevol_config.yaml")
+    machine.record(out)
     seed, iterations = int(cfg.seed), int(cfg.iterations)
     expert_files = [out / "expert" / f"{e}.jsonl" for e in envs]
     local = [e for e in envs if e not in given]

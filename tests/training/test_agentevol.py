@@ -117,11 +117,12 @@ def _tree(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-# files whose contents legitimately differ between two identical runs: the trainer's log and the stages' wall
-# times (timings.json, timings.txt), verl's
+# files whose contents legitimately differ between two identical runs: the trainer's log, the stages' wall
+# times (timings.json, timings.txt), the machine of each start (machines.jsonl), verl's
 # FSDP2 shards and optimizer/extra state (torch.save pickles of DTensors: not byte-stable even between two
 # uninterrupted runs; the full weights in huggingface/model.safetensors are compared byte for byte)
-VOLATILE = re.compile(r"sft\.log|timings\.json|timings\.txt|(model|extra_state)_world_size_\d+_rank_\d+\.pt")
+VOLATILE = re.compile(r"sft\.log|timings\.json|timings\.txt|machines\.jsonl"
+                      r"|(model|extra_state)_world_size_\d+_rank_\d+\.pt")
 
 
 def _run(out: Path, *extra: str, kill_after: str | None = None) -> subprocess.CompletedProcess | None:
@@ -185,6 +186,8 @@ def test_agentevol_runs_and_a_killed_run_resumes_to_the_same_files(tmp_path):
                                                              "all stages"]
     assert "-" not in times[5].split(" | ") and "wall time\n" + "\n".join(times) in done.stdout
     assert set(json.loads((full / "iter_1" / "timings.json").read_text())) == {"explore", "filter", "sft", "eval"}
+    started = [json.loads(line) for line in (full / "machines.jsonl").read_text().splitlines()]
+    assert len(started) == 1 and started[0]["cores"] == os.cpu_count() and started[0]["torch"] == torch.__version__
 
     # killed during behaviour cloning (verl's SFT trainer under torchrun), then resumed: the earliest kill that
     # leaves finished sub-steps to skip, so the two runs together cost little more than one
@@ -199,6 +202,7 @@ def test_agentevol_runs_and_a_killed_run_resumes_to_the_same_files(tmp_path):
     assert "agentevol: iteration 1: fine-tune ..." in again.stdout and "done already" not in again.stdout.split(
         "iteration 0: fine-tune")[-1]
 
+    assert len((resumed / "machines.jsonl").read_text().splitlines()) == 2  # a line per start: both halves' machine
     a, b = _tree(full), _tree(resumed)
     assert sorted(a) == sorted(b)  # same file set: nothing lost, no leftovers of the killed sub-step
     differ = sorted(f for f in a if a[f] != b[f])

@@ -301,6 +301,7 @@ def test_openai_policy_sends_the_training_chat_and_parses_replies(chat_server, t
     wordle_rate = 100 * sum(s for s, _ in wordle) / 4
     assert table_rows(proc.stdout)["openai:fake-model"][:2] == ["100.00", f"{wordle_rate:.2f}"]
     assert result["run"]["policy_stats"]["requests"] == len(fake.requests)
+    assert result["run"]["machine"]["cores"] == os.cpu_count()  # what the report's times were measured on
 
 
 def test_openai_policy_asks_the_endpoint_for_its_model_and_sends_no_key_without_one(chat_server, tmp_path):

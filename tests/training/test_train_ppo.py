@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -183,6 +184,8 @@ def test_ppo_with_critic_killed_mid_run_takes_its_processes_along_and_resumes(tm
     assert {p.name: p.read_bytes() for p in aside.glob("*")} == unfinished if unfinished else not aside.exists()
     assert (f"resuming after step {last}" in log) == bool(unfinished)
     assert tracker.read_text().strip() == str(last + 1)
+    starts = [json.loads(line) for line in (out / "machines.jsonl").read_text().splitlines()]
+    assert len(starts) == 2 and {m["cores"] for m in starts} == {os.cpu_count()}  # each start's machine
 
 
 #: processes every Ray node runs, besides the tasks and actors of a job
