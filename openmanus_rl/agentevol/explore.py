@@ -15,6 +15,7 @@ from omegaconf import DictConfig, OmegaConf
 from openmanus_rl import cluster, datasets, expert_data, trajectories
 from openmanus_rl.agent_registration import AGENT_NAME, CONFIG_VAR, write_agent_loop_files
 from openmanus_rl.agentevol.config import explore_counts, reply_budgets, turn_caps
+from openmanus_rl.agentevol.steps import per_env_lines
 from openmanus_rl.launch import run_verl
 from openmanus_rl.model_presets import model_preset
 from openmanus_rl.policies import GenerationSettings, PolicySpec
@@ -30,7 +31,8 @@ def explore(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: Di
         s = GenerationSettings(max_new_tokens=budgets, temperature=float(cfg.explore.temperature),
                                top_p=float(cfg.explore.top_p), seed=seed + j)
         result = expert_data.play(urls, envs, PolicySpec("hf", model), "train", counts,
-                                  s.seed, int(cfg.explore.concurrency), s, max_turns=caps)
+                                  s.seed, int(cfg.explore.concurrency), s, max_turns=caps,
+                                  on_env=per_env_lines("train tasks explored"))
         for it in result["trajectories"]:
             items[trajectories.parse_item_id(it["item_id"])[0]].append({**it, "sample": j})
     for env in envs:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import statistics
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from openmanus_rl.agentevol.config import (
 )
 from openmanus_rl.agentevol.explore import explore, explore_verl, filter_successes
 from openmanus_rl.agentevol.report import report
-from openmanus_rl.agentevol.steps import minutes, substep, write_json
+from openmanus_rl.agentevol.steps import per_env_lines, substep, write_json
 from openmanus_rl.launch import clear_errors, env_options
 from openmanus_rl.model_presets import model_preset
 from openmanus_rl.policies import GenerationSettings, PolicySpec
@@ -56,19 +55,12 @@ def evaluate_model(urls: dict[str, list[str]], envs: Sequence[str], model: str, 
                    seed: int) -> None:
     """``directory/eval.json`` (per-environment metrics) and ``eval_trajectories.jsonl``; a line per environment
     as it finishes."""
-    since = time.monotonic()
     caps, budgets = turn_caps(cfg, envs), reply_budgets(cfg, "eval", envs)
-
-    def finished(env: str, m: dict[str, Any]) -> None:
-        nonlocal since
-        print(f"agentevol:   {env}: {100 * m['success_rate']:.1f}% of {m['episodes']} {cfg.eval.split} tasks "
-              f"({minutes(time.monotonic() - since)})", flush=True)
-        since = time.monotonic()
-
     # one model for every environment, each with its own turn limit and reply budget
     greedy = GenerationSettings(max_new_tokens=budgets, temperature=0.0, seed=seed)
     result = expert_data.play(urls, envs, PolicySpec("hf", model), str(cfg.eval.split), eval_counts(cfg, envs), seed,
-                              int(cfg.eval.concurrency), greedy, max_turns=caps, on_env=finished)
+                              int(cfg.eval.concurrency), greedy, max_turns=caps,
+                              on_env=per_env_lines(f"{cfg.eval.split} tasks"))
     metrics = result["envs"]
     expert_data.write_atomic(directory / "eval_trajectories.jsonl", result["trajectories"])
     write_json(directory / "eval.json", {

@@ -36,6 +36,20 @@ def substep(directory: Path, step: str, run: Callable[[], Any], label: str) -> b
     return True
 
 
+def per_env_lines(what: str) -> Callable[[str, dict[str, Any]], None]:
+    """A callback for ``expert_data.play`` that prints each environment's success and time as it finishes: a
+    stage of many minutes shows where it is."""
+    since = time.monotonic()
+
+    def finished(env: str, m: dict[str, Any]) -> None:
+        nonlocal since
+        print(f"agentevol:   {env}: {100 * m['success_rate']:.1f}% of {m['episodes']} {what} "
+              f"({minutes(time.monotonic() - since)})", flush=True)
+        since = time.monotonic()
+
+    return finished
+
+
 def minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {int(seconds % 60):02d} s" if seconds >= 60 else f"{seconds:.0f} s"
 

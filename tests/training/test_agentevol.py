@@ -172,6 +172,8 @@ def test_agentevol_runs_and_a_killed_run_resumes_to_the_same_files(tmp_path):
     kept = list(trajectories.read(full / "iter_1" / "filtered" / "maze.jsonl"))
     assert len(explored) == 24 and all(it["success"] for it in kept) and {it["item_id"] for it in kept} <= {
         it["item_id"] for it in explored if it["success"]}
+    explored_rate = 100 * sum(bool(it["success"]) for it in explored) / 24  # printed as the stage went
+    assert f"agentevol:   maze: {explored_rate:.1f}% of 24 train tasks explored (" in done.stdout
     import pandas as pd
 
     assert len(pd.read_parquet(full / "iter_0" / "sft_data.parquet")) == 16
