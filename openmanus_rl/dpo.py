@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from openmanus_rl import atomic, expert_data, sft, trajectories
+from openmanus_rl import atomic, expert_data, machine, trajectories
 from openmanus_rl.policies.verl_ckpt import TRACKER
 
 
@@ -200,7 +200,7 @@ def train(pairs: Sequence[dict[str, Any]], model_path: str | Path, out: str | Pa
     partial = out.with_name(out.name + ".partial")
     torch.manual_seed(settings.seed)
     if not torch.cuda.is_available():
-        torch.set_num_threads(sft.usable_cores())
+        torch.set_num_threads(machine.usable_cores())
     device = "cuda" if torch.cuda.is_available() else "cpu"
     tokenizer = AutoTokenizer.from_pretrained(str(model_path))
     model = AutoModelForCausalLM.from_pretrained(str(model_path), torch_dtype=torch.float32).to(device)

@@ -29,35 +29,42 @@ def cpu_model(cpuinfo: str) -> str | None:
     return None
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, not the machine's count)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def describe() -> dict[str, Any]:
     """CPU, cores, memory, torch's kernels and threads, GPUs: plain JSON values."""
-    try:
-        import torch  # start-up cost: the runs that record a machine load torch anyway
-    except ImportError:  # an API-policy evaluation on a machine without it
-        torch = None
     try:
         model = cpu_model(Path("/proc/cpuinfo").read_text(errors="replace"))
     except OSError:
         model = None
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     try:
         memory = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
     except (ValueError, OSError, AttributeError):
         memory = None
-    gpus = ([torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-            if torch is not None and torch.cuda.is_available() else [])
     return {
         "cpu": model or platform.processor() or platform.machine(),
         "cores": os.cpu_count(),
-        "usable_cores": usable,
+        "usable_cores": usable_cores(),
         "memory_gib": memory,
-        "torch": torch.__version__ if torch is not None else None,
-        "torch_cpu_kernels": torch.backends.cpu.get_cpu_capability() if torch is not None else None,
-        "torch_threads": torch.get_num_threads() if torch is not None else None,
-        "gpus": gpus,
+        **torch_side(),
         "python": platform.python_version(),
         "platform": platform.platform(),
     }
+
+
+def torch_side() -> dict[str, Any]:
+    """torch's version, CPU kernels (AVX2, AVX512, ...), threads and GPUs; None and no GPUs without torch."""
+    try:
+        import torch  # start-up cost: the runs that record a machine load torch anyway
+    except ImportError:  # an API-policy evaluation on a machine without it
+        return {"torch": None, "torch_cpu_kernels": None, "torch_threads": None, "gpus": []}
+    gpus = ([torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+            if torch.cuda.is_available() else [])
+    return {"torch": torch.__version__, "torch_cpu_kernels": torch.backends.cpu.get_cpu_capability(),
+            "torch_threads": torch.get_num_threads(), "gpus": gpus}
 
 
 def record(directory: Path) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from openmanus_rl import atomic, trajectories
+from openmanus_rl import atomic, machine, trajectories
 from openmanus_rl.policies.verl_ckpt import TRACKER
 from openmanus_rl.verl_args import verl_overrides
 
@@ -82,12 +82,7 @@ def default_nproc(batch_size: int) -> int:
 
     if torch.cuda.is_available():
         return torch.cuda.device_count()
-    return max(n for n in range(1, max(1, min(usable_cores(), batch_size)) + 1) if batch_size % n == 0)
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its affinity, not the machine's count)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(n for n in range(1, max(1, min(machine.usable_cores(), batch_size)) + 1) if batch_size % n == 0)
 
 
 def resolve_nproc(nproc: int | str | None, batch_size: int) -> int:
