@@ -59,7 +59,12 @@ def cell(values: list[float]) -> str:
     mean = statistics.fmean(values)
     if len(values) == 1:
         return f"{mean:.1f}"
-    return f"{mean:.1f} ({min(values):.0f}-{max(values):.0f})"
+    return f"{mean:.1f} ({short(min(values))}-{short(max(values))})"
+
+
+def short(value: float) -> str:
+    """A range's end as the table's cells would show it, without a trailing .0: 36, 35.6."""
+    return f"{value:.1f}".removesuffix(".0")
 
 
 def table(rows: Sequence[Row], envs: Sequence[str]) -> str:
@@ -136,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append(Row(name, [read_eval(f) for f in files]))
     if not rows:
         raise SystemExit("compare: give at least one --run or --eval")
-    envs = sorted({e for r in rows for s in r.seeds for e in s})
+    envs = list(dict.fromkeys(e for r in rows for s in r.seeds for e in s))  # the runs' order of environments
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     text = table(rows, envs)

@@ -32,12 +32,13 @@ def test_the_table_averages_seeds_with_their_range_and_judges_each_row_against_b
                          "--eval", f"GRPO from BC={tmp_path / 'rl.json'}", "--out", str(tmp_path / "out")]) == 0
     text = (tmp_path / "out" / "table.md").read_text()
     lines = text.splitlines()
-    assert lines[0] == "|  | seeds | babyai (90) | maze (100) | average |"
+    assert lines[0] == "|  | seeds | maze (100) | babyai (90) | average |"  # the runs' order, not sorted
     assert lines[2] == "| untrained | 2 | 0.0 (0-0) | 0.0 (0-0) | 0.0 (0-0) |"
-    assert lines[3] == "| BC | 2 | 38.0 (36-40) | 32.0 (30-34) | 35.0 (35-35) |"
-    assert lines[4] == "| AgentEvol iteration 1 | 2 | 49.0 (48-50) | 43.0 (41-45) | 46.0 (44-48) |"
-    assert lines[5] == "| AgentEvol + DPO iteration 1 | 1 | 40.0 | 33.0 | 36.5 |"  # its own BC row is not repeated
-    assert lines[6] == "| GRPO from BC | 1 | 38.0 | 50.0 | 44.0 |"
+    assert lines[3] == "| BC | 2 | 32.0 (30-34) | 38.0 (36-40) | 35.0 (35-35) |"
+    # a range keeps its ends' tenths (44.5, not 44)
+    assert lines[4] == "| AgentEvol iteration 1 | 2 | 43.0 (41-45) | 49.0 (48-50) | 46.0 (44.5-47.5) |"
+    assert lines[5] == "| AgentEvol + DPO iteration 1 | 1 | 33.0 | 40.0 | 36.5 |"  # its own BC row is not repeated
+    assert lines[6] == "| GRPO from BC | 1 | 50.0 | 38.0 | 44.0 |"
     assert "AgentEvol iteration 1 vs BC: +11.0 points on average (beyond the seed spread: worst 44.5 vs best 35.0)" \
         in text
     assert "AgentEvol + DPO iteration 1 vs BC: +1.5 points on average (beyond the seed spread: worst 36.5 vs best " \
