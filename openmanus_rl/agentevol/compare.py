@@ -53,6 +53,17 @@ def run_rows(name: str, dirs: Sequence[Path]) -> list[Row]:
     return [Row(label.get(s, f"{name} iteration {s}"), seeds) for s, seeds in stages.items()]
 
 
+def run_order(d: Path) -> list[str]:
+    """The environments in the order the run named them (its eval files list them sorted); none if not known."""
+    config = d / "agentevol_config.yaml"
+    if not config.is_file():
+        return []
+    from omegaconf import OmegaConf
+
+    names = str(OmegaConf.load(config).get("env_name") or "")
+    return [] if names in ("", "all") else [n.strip() for n in names.split(",")]
+
+
 def cell(values: list[float]) -> str:
     if not values:
         return "-"
@@ -134,14 +145,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     args = p.parse_args(argv)
     rows: list[Row] = []
+    named: list[str] = []
     for i, (name, dirs) in enumerate(named_paths(args.run, "--run")):
+        named += [e for d in dirs for e in run_order(d)]
         found = run_rows(name, dirs)
         rows += found if i == 0 else [r for r in found if r.name not in ("untrained", "BC")]
     for name, files in named_paths(args.eval, "--eval"):
         rows.append(Row(name, [read_eval(f) for f in files]))
     if not rows:
         raise SystemExit("compare: give at least one --run or --eval")
-    envs = list(dict.fromkeys(e for r in rows for s in r.seeds for e in s))  # the runs' order of environments
+    measured = dict.fromkeys(e for r in rows for s in r.seeds for e in s)
+    envs = [e for e in dict.fromkeys(named) if e in measured] + [e for e in measured if e not in named]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     text = table(rows, envs)

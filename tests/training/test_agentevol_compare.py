@@ -47,6 +47,16 @@ def test_the_table_averages_seeds_with_their_range_and_judges_each_row_against_b
     assert lines[3] in capsys.readouterr().out
 
 
+def test_columns_follow_the_order_the_run_named_its_environments_in(tmp_path):
+    run = _run(tmp_path / "s0", (0.0, 0.0), (0.30, 0.40))
+    (run / "agentevol_config.yaml").write_text("env_name: babyai,maze\nseed: 0\n")  # as train_agentevol.sh writes it
+    _eval(tmp_path / "rl.json", wordle=0.1, maze=0.5)  # an environment no run named comes last
+    assert compare.main(["--run", f"AgentEvol={run}", "--eval", f"RL={tmp_path / 'rl.json'}",
+                         "--out", str(tmp_path / "out")]) == 0
+    head = (tmp_path / "out" / "table.md").read_text().splitlines()[0]
+    assert head == "|  | seeds | babyai (90) | maze (100) | wordle (90) | average |"
+
+
 def test_the_spread_decides_beyond_or_within(tmp_path):
     s0 = _run(tmp_path / "a", (0.0, 0.0), (0.30, 0.30), (0.40, 0.40))
     s1 = _run(tmp_path / "b", (0.0, 0.0), (0.50, 0.50), (0.45, 0.45))  # BC's best seed beats the iteration's worst
