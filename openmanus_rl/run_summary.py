@@ -88,11 +88,14 @@ def format_line(label: str, summary: dict[str, dict[str, float]]) -> str:
 
 
 class StepWatcher:
-    """Summarises a step once the next one has started (its file is then complete)."""
+    """Summarises a step once the next one has started (its file is then complete). A resumed run's watcher
+    starts with the steps ``env_metrics.jsonl`` already has, so it adds only the steps it plays."""
 
     def __init__(self, rollout_dir: Path) -> None:
         self.dir = rollout_dir
-        self.done: set[str] = set()
+        metrics = rollout_dir.parent / "env_metrics.jsonl"
+        self.done: set[str] = {f"{'val_' if r['validation'] else ''}step_{r['step']}.jsonl"
+                               for r in (read_metrics(metrics) if metrics.is_file() else [])}
 
     def _files(self) -> list[tuple[bool, int, Path]]:
         if not self.dir.is_dir():

@@ -44,6 +44,22 @@ def test_a_step_is_summarised_once_whole_with_why_episodes_ended(tmp_path, capsy
     assert (tmp_path / "success_rate.png").stat().st_size > 0
 
 
+def test_a_resumed_runs_watcher_adds_only_the_steps_it_plays(tmp_path, capsys):
+    rollouts = tmp_path / "rollouts"
+    rollouts.mkdir()
+    write(rollouts / "step_1.jsonl", [episode(True)])
+    write(rollouts / "step_2.jsonl", [episode(False)])
+    StepWatcher(rollouts).flush()  # the first run: both steps
+    write(rollouts / "step_3.jsonl", [episode(True), episode(False)])  # the resumed run plays step 3
+    capsys.readouterr()
+    StepWatcher(rollouts).flush()
+    assert capsys.readouterr().out.splitlines() == [
+        "[step 3] maze: success 0.50 reward 0.500 turns 4.0 invalid 0.25 cut budget 0.00 turns 0.50 (limit 5) "
+        "resp 100 tok (n=2)"]
+    lines = (tmp_path / "env_metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["step"] for line in lines] == [1, 2, 3]  # each step once
+
+
 def test_a_line_still_being_written_is_left_out(tmp_path, capsys):
     """A worker killed (or still) mid-write leaves a last line without its newline: the summary of a
     finished run skips it instead of failing the run after training ended."""
