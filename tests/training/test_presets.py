@@ -223,7 +223,7 @@ def test_agentevol_takes_the_model_presets_rates_and_budgets_and_the_command_lin
     given = config("--model", "tiny-agent", "data.explore_tasks={default: 5}")
     assert given.data.explore_tasks == {"default": 5}
     one = config("--model", "tiny-agent", "data.explore_tasks.maze=7")
-    assert one.data.explore_tasks == {"maze": 7, "babyai": 600, "default": 300}
+    assert one.data.explore_tasks == {"maze": 7, "babyai": 600, "default": 100}
     assert config("--model", "tiny-agent", "max_turns=12").max_turns == 12
     with pytest.raises(SystemExit, match=r"data\.explore_tasks is one value in this run, not one per environment"):
         config("data.explore_tasks.maze=7")  # configs/agentevol.yaml's one count for all
