@@ -89,13 +89,16 @@ def format_line(label: str, summary: dict[str, dict[str, float]]) -> str:
 
 class StepWatcher:
     """Summarises a step once the next one has started (its file is then complete). A resumed run's watcher
-    starts with the steps ``env_metrics.jsonl`` already has, so it adds only the steps it plays."""
+    starts with the steps ``env_metrics.jsonl`` already has whose logs are still in place, so it adds only the
+    steps it plays: those verl plays again had their logs set aside (:func:`set_aside_steps_after`) and are
+    summarised anew (the last record of a step wins)."""
 
     def __init__(self, rollout_dir: Path) -> None:
         self.dir = rollout_dir
         metrics = rollout_dir.parent / "env_metrics.jsonl"
-        self.done: set[str] = {f"{'val_' if r['validation'] else ''}step_{r['step']}.jsonl"
-                               for r in (read_metrics(metrics) if metrics.is_file() else [])}
+        names = (f"{'val_' if r['validation'] else ''}step_{r['step']}.jsonl"
+                 for r in (read_metrics(metrics) if metrics.is_file() else []))
+        self.done: set[str] = {n for n in names if (rollout_dir / n).is_file()}
 
     def _files(self) -> list[tuple[bool, int, Path]]:
         if not self.dir.is_dir():

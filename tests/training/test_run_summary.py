@@ -58,6 +58,15 @@ def test_a_resumed_runs_watcher_adds_only_the_steps_it_plays(tmp_path, capsys):
         "resp 100 tok (n=2)"]
     lines = (tmp_path / "env_metrics.jsonl").read_text().splitlines()
     assert [json.loads(line)["step"] for line in lines] == [1, 2, 3]  # each step once
+    # killed in step 4 after step 3's summary, resumed from step 2's checkpoint: verl plays step 3 again
+    write(rollouts / "step_4.jsonl", [episode(True)])
+    run_summary.set_aside_steps_after(rollouts, 2)
+    watcher = StepWatcher(rollouts)  # started before verl writes the step it plays again
+    write(rollouts / "step_3.jsonl", [episode(True)] * 3)
+    capsys.readouterr()
+    watcher.flush()
+    assert capsys.readouterr().out.startswith("[step 3] maze: success 1.00")  # the replay is summarised, not skipped
+    assert read_metrics(tmp_path / "env_metrics.jsonl")[2]["envs"]["maze"]["episodes"] == 3
 
 
 def test_a_line_still_being_written_is_left_out(tmp_path, capsys):
