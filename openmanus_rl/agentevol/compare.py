@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from omegaconf import OmegaConf
+
 
 @dataclass
 class Row:
@@ -58,8 +60,7 @@ def run_order(d: Path) -> list[str]:
     config = d / "agentevol_config.yaml"
     if not config.is_file():
         return []
-    from omegaconf import OmegaConf
-
+    # split here, not by registry.parse_names: reading results does not need the environments installed
     names = str(OmegaConf.load(config).get("env_name") or "")
     return [] if names in ("", "all") else [n.strip() for n in names.split(",")]
 
