@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 from minigrid.core.actions import Actions
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv.env import Environment, Split, StepResult
 from agentenv.interop.agentgym_routes import AgentGymRoutes
@@ -40,6 +40,14 @@ class BabyAIOptions(BaseModel):
     #: "primitive": minigrid's six actions and this package's view text; "agentgym": AgentGym's
     #: high-level actions (go to / pickup / go through ... <object> <n>), listed in every observation
     action_set: Literal["primitive", "agentgym"] = "primitive"
+    #: a dense training signal: each action also pays this times the number of steps it took off the BabyAI
+    #: bot's plan from the current state (negative when it added steps). Potential-based shaping (Ng et al.,
+    #: 1999), as the maze's option: an episode's extra reward is ``progress_reward * (start plan - end plan)``,
+    #: 0 at the end of a completed mission, so the best policy is unchanged; success and score stay
+    #: minigrid's. The bot explores what it has not seen, so the plan is over what the episode has shown.
+    #: For RL (``env_options.babyai.progress_reward=0.1``); AgentEvol's filter keeps episodes by their reward, so
+    #: exploration leaves it off.
+    progress_reward: float = Field(default=0.0, ge=0.0, le=1.0)
 
 
 class BabyAIEnv(Environment):
@@ -77,6 +85,7 @@ class BabyAIEnv(Environment):
         self._table: highlevel.Table | None = None  # the agentgym actions of the current state
         self._planner = HighLevelExpert()
         self._sighted: set[int] = set()  # ids of the objects this episode's agentgym observations showed
+        self._plan: int | None = None  # the bot's steps to finish from the current state (progress_reward only)
 
     @classmethod
     def num_tasks(cls, split: Split) -> int:
@@ -96,6 +105,7 @@ class BabyAIEnv(Environment):
         self._expert.start(spec, level_seed)
         info = {"level": spec.name, "seed": level_seed, "mission": level.mission, "max_steps": level.max_steps}
         self._high = getattr(self.options, "action_set", "primitive") == "agentgym"
+        self._plan = self._plan_length()
         if self._high:
             self._sighted = set()
             self._look()
@@ -136,6 +146,7 @@ class BabyAIEnv(Environment):
         success = bool(terminated and reward > 0)
         self._done = bool(terminated or truncated)
         reward = float(reward) if success else 0.0
+        progress = self._progress(success)
 
         lines = [self._feedback(act, front, carried_before, pos_before, door_state)]
         if success:
@@ -148,7 +159,8 @@ class BabyAIEnv(Environment):
         info = {"level": self._spec.name, "steps": level.step_count, "max_steps": level.max_steps}
         if truncated and not terminated:
             info["truncated"] = True
-        return StepResult(self._obs, reward=reward, done=self._done, success=success, score=reward, info=info)
+        return StepResult(self._obs, reward=reward + progress, done=self._done, success=success, score=reward,
+                          info=info)
 
     def available_actions(self) -> list[str]:
         """Primitive actions that can change something now, plus the help action (agentgym set:
@@ -232,6 +244,7 @@ class BabyAIEnv(Environment):
         success = bool(terminated and reward > 0)
         self._done = bool(terminated or truncated)
         reward = float(reward) if success else 0.0
+        progress = self._progress(success)
         self._look()
         if success:
             self._obs = f"{self._table.description}\nThe task is completed."
@@ -243,9 +256,30 @@ class BabyAIEnv(Environment):
         info.update(steps=level.step_count, primitive_steps=taken)
         if truncated and not terminated:
             info["truncated"] = True
-        return StepResult(self._obs, reward=reward, done=self._done, success=success, score=reward, info=info)
+        return StepResult(self._obs, reward=reward + progress, done=self._done, success=success, score=reward,
+                          info=info)
 
     # -- helpers -------------------------------------------------------------------------
+
+    def _progress_reward(self) -> float:
+        return getattr(self.options, "progress_reward", 0.0) if self.options is not None else 0.0
+
+    def _plan_length(self) -> int | None:
+        """The bot's steps to finish from now, when the progress reward is on (it costs a few ms a step)."""
+        if self._progress_reward() <= 0 or self._done:
+            return None
+        return self._expert.steps_to_finish(self._level, self._history)
+
+    def _progress(self, success: bool) -> float:
+        """The progress reward of the step just taken. A completed mission's plan is 0. Where the bot has no
+        plan (rare: its plan broke, or the episode ended without success) the last plan length stays the
+        potential and the step pays nothing, so no loop through such a state can earn a reward."""
+        before = self._plan
+        after = 0 if success else self._plan_length()
+        if after is None:
+            return 0.0
+        self._plan = after
+        return 0.0 if before is None else self._progress_reward() * (before - after)
 
     def _front(self) -> tuple[int, int]:
         ax, ay = self._level.agent_pos

@@ -87,6 +87,29 @@ class Expert:
                 break
         return out
 
+    def steps_to_finish(self, env, history: list[int], limit: int = 64) -> int | None:
+        """How many minigrid steps the bot needs from the state after ``history`` to complete the mission,
+        played on a copy; None when its plan breaks, runs out of the level's steps or exceeds ``limit``.
+        The potential of the ``progress_reward`` option: the bot explores what it has not seen, so this is a
+        distance over what the episode has shown, not over the hidden map."""
+        act = self.action(env, history)
+        if act is None or self._bot is None:
+            return None
+        shadow, bot = copy.deepcopy((self._shadow, self._bot))
+        for n in range(1, limit + 1):
+            _, reward, terminated, truncated, _ = shadow.step(act)
+            if terminated:
+                return n if reward > 0 else None
+            if truncated:
+                return None
+            try:
+                act = bot.replan(None)
+            except Exception:  # the plan broke on the copy
+                return None
+            if act is None or act == Actions.done:
+                return None
+        return None
+
     def _fresh_bot(self) -> None:
         try:
             self._bot = BabyAIBot(self._shadow)

@@ -78,9 +78,9 @@ def test_option_is_served_in_info_and_bad_values_are_rejected():
         with pytest.raises(ValueError, match="bad option for babyai"):
             parse_options(BabyAIEnv, bad)
     with serve_in_thread(BabyAIEnv, ServerConfig(options=AGENTGYM)) as url, EnvClient(url) as client:
-        assert client.info()["options"] == AGENTGYM
+        assert client.info()["options"] == {**AGENTGYM, "progress_reward": 0.0}
     with serve_in_thread(BabyAIEnv) as url, EnvClient(url) as client:
-        assert client.info()["options"] == {"action_set": "primitive"}
+        assert client.info()["options"] == {"action_set": "primitive", "progress_reward": 0.0}
 
 
 def test_default_mode_is_unchanged():

@@ -12,7 +12,7 @@ from minigrid.envs.babyai.core.verifier import GoToInstr, ObjDesc
 
 from agentenv.testing import check_environment, checks_for, play_in_process
 from agentenv_babyai import levels, render
-from agentenv_babyai.env import BabyAIEnv
+from agentenv_babyai.env import BabyAIEnv, BabyAIOptions
 
 
 def play(env: BabyAIEnv, task_id: int, split: str, choose, max_turns: int = BabyAIEnv.max_turns):
@@ -224,3 +224,46 @@ def test_sessions_are_independent():
     for _ in range(5):
         a.step(a.expert_action())
     assert b.observation() == obs_b and b._level.step_count == 0 and a._level is not b._level
+
+
+@pytest.mark.parametrize("action_set", ["primitive", "agentgym"])
+def test_progress_reward_telescopes_to_the_bots_plan_and_keeps_success_and_score(action_set):
+    """The progress_reward option pays c per step taken off the bot's plan and -c per step added; any completed
+    episode's shaping sums to c times the bot's plan at the start, however it wandered; success and score are
+    minigrid's as without the option; an action that reaches no minigrid step pays nothing."""
+    c = 0.1
+    plain, shaped = BabyAIEnv(), BabyAIEnv()
+    plain.options = BabyAIOptions(action_set=action_set)
+    shaped.options = BabyAIOptions(action_set=action_set, progress_reward=c)
+    rng = random.Random(2)
+    signs, wins = set(), 0
+    for tid in range(0, 90, 9):
+        plain.reset(tid, "test")
+        shaped.reset(tid, "test")
+        start_plan = shaped._expert.steps_to_finish(shaped._level, shaped._history)
+        assert start_plan is not None and start_plan > 0
+        rewards = []
+        for turn in range(BabyAIEnv.max_turns):
+            wander = turn < 6 and rng.random() < 0.5
+            if action_set == "primitive":
+                action = rng.choice(["turn left", "turn right", "move forward"]) if wander else shaped.expert_action()
+            else:
+                action = shaped.random_action(rng) if wander and "toggle" not in str(shaped.expert_action()) \
+                    else shaped.expert_action()
+            a, b = plain.step(action), shaped.step(action)
+            assert (a.success, a.score, a.done, a.observation) == (b.success, b.score, b.done, b.observation)
+            shaping = b.reward - a.reward
+            assert shaping == pytest.approx(c * round(shaping / c))  # whole steps of the plan
+            signs.add((shaping > 0) - (shaping < 0))
+            rewards.append(shaping)
+            if b.done:
+                break
+        if b.success:
+            wins += 1
+            assert sum(rewards) == pytest.approx(c * start_plan), tid
+    assert wins >= 8 and {1, -1} <= signs  # wandering costs, the expert's steps pay
+    shaped.reset(5, "test")
+    for bad in ("fly away", "check available actions"):
+        assert shaped.step(bad).reward == 0.0
+    with pytest.raises(ValueError):
+        BabyAIOptions(progress_reward=-0.1)
