@@ -262,7 +262,7 @@ class BabyAIEnv(Environment):
     # -- helpers -------------------------------------------------------------------------
 
     def _progress_reward(self) -> float:
-        return getattr(self.options, "progress_reward", 0.0) if self.options is not None else 0.0
+        return getattr(self.options, "progress_reward", 0.0)
 
     def _plan_length(self) -> int | None:
         """The bot's steps to finish from now, when the progress reward is on (it costs a few ms a step)."""

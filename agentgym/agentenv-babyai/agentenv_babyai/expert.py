@@ -13,8 +13,9 @@ from the current state.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 from minigrid.core.actions import Actions
 from minigrid.envs.babyai.core.verifier import GoToInstr, OpenInstr, PickupInstr, PutNextInstr
@@ -73,42 +74,33 @@ class Expert:
     def lookahead(self, env, history: list[int], limit: int) -> list[int]:
         """The bot's next ``limit`` minigrid actions from the state after ``history`` (fewer where its plan
         ends), as it would take them; played on a copy, so the shadow and the bot stay as they were."""
-        act = self.action(env, history)
-        if act is None or self._bot is None:
-            return []
-        shadow, bot = copy.deepcopy((self._shadow, self._bot))
-        out: list[int] = []
-        while act is not None and act != Actions.done and len(out) < limit:
-            out.append(int(act))
-            shadow.step(act)
-            try:
-                act = bot.replan(None)
-            except Exception:  # the plan broke on the copy: the moves before still stand
-                break
-        return out
+        return [act for act, _ in islice(self._play_plan(env, history), limit)]
 
     def steps_to_finish(self, env, history: list[int], limit: int = 64) -> int | None:
         """How many minigrid steps the bot needs from the state after ``history`` to complete the mission,
         played on a copy; None when its plan breaks, runs out of the level's steps or exceeds ``limit``.
         The potential of the ``progress_reward`` option: the bot explores what it has not seen, so this is a
         distance over what the episode has shown, not over the hidden map."""
-        act = self.action(env, history)
-        if act is None or self._bot is None:
-            return None
-        shadow, bot = copy.deepcopy((self._shadow, self._bot))
-        for n in range(1, limit + 1):
-            _, reward, terminated, truncated, _ = shadow.step(act)
+        for n, (_, (_, reward, terminated, truncated, _)) in enumerate(islice(self._play_plan(env, history), limit), 1):
             if terminated:
                 return n if reward > 0 else None
             if truncated:
                 return None
+        return None
+
+    def _play_plan(self, env, history: list[int]) -> Iterator[tuple[int, tuple]]:
+        """The bot's plan from the state after ``history``, played on a copy of the shadow and the bot: each
+        action with minigrid's step result, until the plan ends or breaks (the moves before still stand)."""
+        act = self.action(env, history)
+        if act is None or self._bot is None:
+            return
+        shadow, bot = copy.deepcopy((self._shadow, self._bot))
+        while act is not None and act != Actions.done:
+            yield int(act), shadow.step(act)
             try:
                 act = bot.replan(None)
             except Exception:  # the plan broke on the copy
-                return None
-            if act is None or act == Actions.done:
-                return None
-        return None
+                return
 
     def _fresh_bot(self) -> None:
         try:
