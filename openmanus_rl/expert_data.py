@@ -32,15 +32,18 @@ def success_threshold(urls: Sequence[str], token: str | None = None) -> float:
 
 
 def successful(items: Iterable[dict[str, Any]], threshold: float | None) -> list[dict[str, Any]]:
-    """Items whose reward reaches ``threshold`` (or, without one, whose ``success`` is true)."""
+    """Items that :func:`succeeded`."""
     return [it for it in items if succeeded(it, threshold)]
 
 
 def succeeded(item: dict[str, Any], threshold: float | None) -> bool:
-    """Whether one item's reward reaches ``threshold`` (or, without one, its ``success`` is true)."""
+    """Whether one item is a success: its reward reaches ``threshold`` and, where the item records the
+    environment's own ``success`` flag, that flag is true. The flag matters once a shaping reward is on
+    (``progress_reward``): a failed episode's reward can then pass the threshold. A published AgentTraj file
+    has no flag, so its items are judged by reward; without a threshold only the flag decides."""
     if threshold is None:
         return bool(item.get("success"))
-    return float(item.get("reward", 0.0)) >= threshold
+    return float(item.get("reward", 0.0)) >= threshold and bool(item.get("success", True))
 
 
 def write_atomic(path: Path, items: Iterable[dict[str, Any]]) -> int:

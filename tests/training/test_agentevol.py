@@ -19,6 +19,7 @@ import torch
 
 from agentenv.launcher import env_servers
 from openmanus_rl import expert_data, sft, trajectories
+from openmanus_rl.agentevol.explore import filter_successes
 
 from helpers import REPO as ROOT
 
@@ -75,6 +76,25 @@ def test_only_successes_pass_the_threshold_the_server_declares(maze_urls):
     assert expert_data.successful(items, 1.0) == items[:1]
     assert expert_data.successful(items, 0.05) == [items[0], items[2]]  # babyai's threshold
     assert expert_data.successful(items, None) == [items[0], items[2]]  # unknown env: its success flag
+    # a shaped failure (progress_reward) can reach the threshold; a published file without the flag is judged by reward
+    assert expert_data.successful([{"reward": 1.3, "success": False}, {"reward": 1.0}], 1.0) == [{"reward": 1.0}]
+
+
+def test_the_filter_drops_unfinished_episodes_a_progress_reward_lifts_over_the_threshold(tmp_path):
+    """Real maze servers paying 0.5 a step of progress: the expert, stopped by a 4-turn limit before the goal,
+    earns a reward at or above maze's threshold of 1.0 without success; exploration's filter keeps none of those
+    and every finished one."""
+    with env_servers(["maze"], options={"maze": {"progress_reward": 0.5}}) as urls:
+        short = expert_data.play(urls, ["maze"], "expert", tasks=24, max_turns=4)["trajectories"]
+        full = expert_data.play(urls, ["maze"], "expert", tasks=24)["trajectories"]
+        for name, items in (("short", short), ("full", full)):
+            trajectories.write(tmp_path / name / "explore" / "maze.jsonl", items)
+            filter_successes(urls, ["maze"], tmp_path / name)
+    lifted = [it for it in short if it["reward"] >= 1.0 and not it["success"]]
+    assert len(lifted) >= 5  # the case the flag is for occurs
+    kept = list(trajectories.read(tmp_path / "short" / "filtered" / "maze.jsonl"))
+    assert {it["item_id"] for it in kept} == {it["item_id"] for it in short if it["success"]}
+    assert len(list(trajectories.read(tmp_path / "full" / "filtered" / "maze.jsonl"))) == len(full) == 24
 
 
 @cpu_only
