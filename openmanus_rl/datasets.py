@@ -41,9 +41,9 @@ def row(info: InfoResponse, split: str, task_id: int, first_observation: str, re
 
 async def task_rows(env: str, split: str, urls: Sequence[str], limit: int | None = None,
                     reward_style: str = rewards.DEFAULT_STYLE, page: int = 50, concurrency: int = 4,
-                    token: str | None = None) -> list[dict[str, Any]]:
-    """One row per task of ``split`` (the first ``limit``), first observations from the servers'
-    ``/tasks`` (no sessions: an environment that can state a task's first observation cheaply is
+                    token: str | None = None, start: int = 0) -> list[dict[str, Any]]:
+    """One row per task of ``split`` (``limit`` of them from task ``start``), first observations from the
+    servers' ``/tasks`` (no sessions: an environment that can state a task's first observation cheaply is
     never reset for it), pages spread over the replicas."""
     from tqdm.auto import tqdm
 
@@ -53,9 +53,11 @@ async def task_rows(env: str, split: str, urls: Sequence[str], limit: int | None
         if split not in info.splits:
             raise ValueError(f"{env} has no split {split!r} (it has {', '.join(info.splits)})")
         n = info.splits[split]
-        n = n if limit is None else min(n, limit)
+        if start and start >= n:
+            raise ValueError(f"the {split} split of {env} has {n} tasks; it cannot start at task {start}")
+        n = n if limit is None else min(n, start + limit)
         sem = asyncio.Semaphore(concurrency)
-        bar = tqdm(total=n, desc=f"{env}/{split} tasks", leave=False)
+        bar = tqdm(total=n - start, desc=f"{env}/{split} tasks", leave=False)
 
         async def one(k: int, offset: int) -> list[tuple[int, str]]:
             async with sem:
@@ -64,7 +66,7 @@ async def task_rows(env: str, split: str, urls: Sequence[str], limit: int | None
                 return got
 
         try:
-            pages = await asyncio.gather(*(one(k, o) for k, o in enumerate(range(0, n, page))))
+            pages = await asyncio.gather(*(one(k, o) for k, o in enumerate(range(start, n, page))))
         finally:
             bar.close()
     return [row(info, split, task_id, obs, reward_style) for got in pages for task_id, obs in got]

@@ -72,6 +72,7 @@ class EvalConfig:
     servers: dict[str, list[str]] = field(default_factory=dict)  # given with --server; the rest are started
     split: str = "test"
     limit: int | Mapping[str, int | None] | None = None  # first N tasks; or per environment (openmanus_rl.per_env)
+    start: int | Mapping[str, int] | None = None  # the first task played (default 0); or per environment
     concurrency: int = 8
     max_turns: int | Mapping[str, int | None] | None = None  # or per environment (openmanus_rl.per_env)
     seed: int = 0
@@ -184,6 +185,13 @@ async def evaluate_env(urls: list[str], env: str, policy: Policy, cfg: EvalConfi
         elif cfg.suite and (info.options or {}).get("task_set") != "agentgym-items":
             raise EvalError(f"{env}'s server does not address AgentEval's items (its tasks: "
                             f"{(info.options or {}).get('task_set', 'its own')})")
+        first = per_env.value_for(cfg.start, env, "start") or 0
+        if first:
+            if cfg.suite:
+                raise EvalError("a suite plays its published items; it takes no start")
+            if first >= n:
+                raise EvalError(f"the {cfg.split} split of {env} has {n} tasks; it cannot start at task {first}")
+            task_ids = task_ids[first:]
         task_ids = task_ids[:per_env.value_for(cfg.limit, env, "limit")]
         plan = getattr(policy, "plan", None)
         if plan is not None:

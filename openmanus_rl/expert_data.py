@@ -55,14 +55,16 @@ def write_atomic(path: Path, items: Iterable[dict[str, Any]]) -> int:
 def play(urls: Mapping[str, Sequence[str]], envs: Sequence[str], policy: str | PolicySpec, split: str = "train",
          tasks: int | Mapping[str, int | None] | None = None, seed: int = 0, concurrency: int = 16,
          settings: GenerationSettings | None = None, max_turns: int | Mapping[str, int | None] | None = None,
-         on_env: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """The evaluator's result document for ``policy`` on the first ``tasks`` tasks of ``split`` (one number for
-    all or per environment); ``on_env`` is called with each environment's metrics as it finishes."""
+         on_env: Callable[[str, dict[str, Any]], None] | None = None,
+         start: int | Mapping[str, int] | None = None) -> dict[str, Any]:
+    """The evaluator's result document for ``policy`` on ``tasks`` tasks of ``split`` from task ``start`` (default
+    0; each one number for all or per environment); ``on_env`` is called with each environment's metrics as it
+    finishes."""
     spec = policy if isinstance(policy, PolicySpec) else evaluate.parse_policy_spec(policy)
     settings = settings or GenerationSettings(seed=seed)
     cfg = evaluate.EvalConfig(envs=list(envs), policy=spec, servers={e: list(urls[e]) for e in envs}, split=split,
-                              limit=tasks, concurrency=concurrency, seed=seed, settings=settings, max_turns=max_turns,
-                              progress=False, on_env=on_env)
+                              limit=tasks, start=start, concurrency=concurrency, seed=seed, settings=settings,
+                              max_turns=max_turns, progress=False, on_env=on_env)
     return asyncio.run(evaluate.evaluate(cfg.servers, build_policy(spec, settings), cfg))
 
 

@@ -61,12 +61,22 @@ def check(value: Any, envs: Sequence[str], what: str) -> dict[str, Any]:
 
 def positive_ints(value: Any, envs: Sequence[str], what: str, optional: bool = False) -> dict[str, int | None]:
     """:func:`check` for a count (a turn limit, a reply budget): each a positive int (or None if ``optional``)."""
+    return _ints(value, envs, what, 1, optional)
+
+
+def non_negative_ints(value: Any, envs: Sequence[str], what: str) -> dict[str, int]:
+    """:func:`check` for an index (the first task of a range): each an int of at least 0."""
+    return _ints(value, envs, what, 0, False)  # type: ignore[return-value]
+
+
+def _ints(value: Any, envs: Sequence[str], what: str, least: int, optional: bool) -> dict[str, int | None]:
     out: dict[str, int | None] = {}
     for env, v in check(value, envs, what).items():
         if v is None and optional:
             out[env] = None
             continue
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{what} for {env} must be a positive int, not {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int) or v < least:
+            kind = "a positive int" if least == 1 else f"an int of at least {least}"
+            raise ValueError(f"{what} for {env} must be {kind}, not {v!r}")
         out[env] = v
     return out

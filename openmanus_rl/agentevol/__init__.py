@@ -8,15 +8,17 @@ successful episodes (AgentTraj, ``openmanus_rl.expert_data``) are the initial da
 fine-tuned on them with ``verl.trainer.sft_trainer`` (``openmanus_rl.sft``). Iteration k >= 1:
 
 1. explore: the model of iteration k-1 samples ``explore.samples_per_instruction`` trajectories per
-   instruction of train tasks ``0..data.explore_tasks-1`` (a wider set than BC's; one count for all or per
-   environment, as the paper's instruction sets differ per environment) at
+   instruction of train tasks ``S..S+data.explore_tasks-1`` (a wider set than BC's; one count for all or per
+   environment, as the paper's instruction sets differ per environment; ``S`` is ``data.explore_start``,
+   default 0, which past BC's tasks explores only instructions the expert episodes do not hold) at
    ``explore.temperature``, with the training prompts and action parser. ``explore.backend: verl``
    (default) runs verl's ``main_ppo`` in validation-only mode (``trainer.val_only``,
    ``rollout.val_kwargs``) with the OpenManus agent loop and verl's rollout replicas (the PPO path;
    vLLM/SGLang on GPUs) and collects the loop's AgentTraj rollout log; ``explore.backend: hf`` uses the
    evaluator's episode runner (batched generation reusing each episode's keys and values, no Ray). Both
    seed every episode and turn from (seed, task, draw), so reruns repeat exactly;
-2. filter: keeps the trajectories whose reward reaches the environment's ``success_threshold``;
+2. filter: keeps the trajectories whose reward reaches the environment's ``success_threshold`` and whose
+   ``success`` is true (a shaping reward can lift a failure over the threshold);
 3. fine-tune on initial data + this iteration's successes (``merge.data: current``; ``accumulate`` keeps
    every iteration's), continuing the previous model for ``sft.iteration_epochs`` passes (``merge.init:
    previous``, the default: minutes on a CPU) or, as in the paper, from the base model (``merge.init: base``

@@ -79,6 +79,13 @@ def explore_counts(cfg: DictConfig, envs: Sequence[str]) -> dict[str, int]:
     return per_env.positive_ints(cfg.data.explore_tasks, envs, "data.explore_tasks")
 
 
+def explore_starts(cfg: DictConfig, envs: Sequence[str]) -> dict[str, int]:
+    """The first train instruction each environment explores (``data.explore_start``, default 0: exploration
+    plays tasks ``START..START+N-1``). Past BC's tasks, every explored instruction is one the expert episodes do
+    not already hold."""
+    return per_env.non_negative_ints(cfg.data.get("explore_start", 0), envs, "data.explore_start")
+
+
 def eval_counts(cfg: DictConfig, envs: Sequence[str]) -> dict[str, int | None]:
     """How many test tasks each environment's evaluation plays (``eval.tasks``: one for all or per environment,
     e.g. a whole split where episodes are cheap); None: the whole split."""
@@ -96,6 +103,7 @@ def check_per_env(cfg: DictConfig, envs: Sequence[str]) -> None:
         turn_caps(cfg, envs)
         bc_counts(cfg, envs)
         explore_counts(cfg, envs)
+        explore_starts(cfg, envs)
         eval_counts(cfg, envs)
         for section in ("explore", "eval"):
             reply_budgets(cfg, section, envs)

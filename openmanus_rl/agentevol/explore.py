@@ -14,7 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from openmanus_rl import cluster, datasets, expert_data, trajectories
 from openmanus_rl.agent_registration import AGENT_NAME, CONFIG_VAR, write_agent_loop_files
-from openmanus_rl.agentevol.config import explore_counts, reply_budgets, turn_caps
+from openmanus_rl.agentevol.config import explore_counts, explore_starts, reply_budgets, turn_caps
 from openmanus_rl.agentevol.steps import per_env_lines
 from openmanus_rl.launch import run_verl
 from openmanus_rl.model_presets import model_preset
@@ -27,12 +27,13 @@ def explore(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: Di
     """``directory/explore/<env>.jsonl``: every sampled trajectory (AgentTraj), ``sample`` = which draw."""
     items: dict[str, list[dict[str, Any]]] = {env: [] for env in envs}
     caps, budgets, counts = turn_caps(cfg, envs), reply_budgets(cfg, "explore", envs), explore_counts(cfg, envs)
+    starts = explore_starts(cfg, envs)
     for j in range(int(cfg.explore.samples_per_instruction)):
         s = GenerationSettings(max_new_tokens=budgets, temperature=float(cfg.explore.temperature),
                                top_p=float(cfg.explore.top_p), seed=seed + j)
         result = expert_data.play(urls, envs, PolicySpec("hf", model), "train", counts,
                                   s.seed, int(cfg.explore.concurrency), s, max_turns=caps,
-                                  on_env=per_env_lines("train tasks explored"))
+                                  on_env=per_env_lines("train tasks explored"), start=starts)
         for it in result["trajectories"]:
             items[trajectories.parse_item_id(it["item_id"])[0]].append({**it, "sample": j})
     for env in envs:
@@ -50,9 +51,10 @@ def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cf
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     samples, counts = int(cfg.explore.samples_per_instruction), explore_counts(cfg, envs)
+    starts = explore_starts(cfg, envs)
     rows = [{**r, "extra_info": {**r["extra_info"], "sample": j, "sample_seed": sample_seed(seed, env, r, j)}}
             for env in envs
-            for r in asyncio.run(datasets.task_rows(env, "train", urls[env], counts[env]))
+            for r in asyncio.run(datasets.task_rows(env, "train", urls[env], counts[env], start=starts[env]))
             for j in range(samples)]
     datasets.write_parquet(rows, work / "instructions.parquet")
     # the agent loop takes one limit for all or a mapping per environment, as this run's settings do

@@ -243,6 +243,7 @@ def test_exploration_through_verl_validation_only_with_the_openmanus_agent_loop(
 
     args, extra = agentevol.parse_args(["--env_name", "maze", "--output_dir", str(tmp_path),
                                         "data.explore_tasks={maze: 3, default: 50}",  # per environment
+                                        "data.explore_start={maze: 4, default: 0}",
                                         "explore.samples_per_instruction=2", "explore.max_new_tokens=8",
                                         "explore.verl.max_response_length=256", "tiny.hidden_size=32",
                                         "tiny.num_layers=1", "tiny.vocab_size=600"])
@@ -250,7 +251,7 @@ def test_exploration_through_verl_validation_only_with_the_openmanus_agent_loop(
     model = agentevol.base_model(cfg, tmp_path, [expert_file])
     agentevol.explore_verl(maze_urls, ["maze"], model, cfg, tmp_path / "iter_1", seed=1)
     items = list(trajectories.read(tmp_path / "iter_1" / "explore" / "maze.jsonl"))
-    assert [(it["item_id"], it["sample"]) for it in items] == [(f"maze_{t}", j) for t in range(3) for j in range(2)]
+    assert [(it["item_id"], it["sample"]) for it in items] == [(f"maze_{t}", j) for t in (4, 5, 6) for j in range(2)]
     for it in items:
         assert it["split"] == "train" and it["conversations"][0]["from"] == "human"
         assert [t["from"] for t in it["conversations"][1:3]] == ["gpt", "human"][: len(it["conversations"]) - 1]
@@ -290,6 +291,27 @@ def test_learning_from_failures_adds_dpo_on_pairs_after_the_iterations_fine_tune
                                                                   "eval"}
 
 
+def test_hf_exploration_plays_the_train_tasks_from_its_start(tmp_path, maze_urls, expert_file):
+    """explore.backend=hf with data.explore_start: tasks START..START+N-1, each draw once; a start past the split
+    is a clear error before any episode."""
+    from openmanus_rl import agentevol
+
+    args, extra = agentevol.parse_args(["--env_name", "maze", "--output_dir", str(tmp_path), "explore.backend=hf",
+                                        "data.explore_tasks=3", "data.explore_start=4998",  # maze has 5,000
+                                        "explore.samples_per_instruction=2", "explore.max_new_tokens=8",
+                                        "max_turns=2", "tiny.hidden_size=32", "tiny.num_layers=1",
+                                        "tiny.vocab_size=600"])
+    cfg = agentevol.load_config(args, extra)
+    model = agentevol.base_model(cfg, tmp_path, [expert_file])
+    agentevol.explore(maze_urls, ["maze"], model, cfg, tmp_path / "iter_1", seed=1)
+    items = list(trajectories.read(tmp_path / "iter_1" / "explore" / "maze.jsonl"))
+    assert sorted((it["item_id"], it["sample"]) for it in items) == [(f"maze_{t}", j) for t in (4998, 4999)
+                                                                     for j in range(2)]  # the split's end
+    cfg.data.explore_start = 5000
+    with pytest.raises(Exception, match="the train split of maze has 5000 tasks; it cannot start at task 5000"):
+        agentevol.explore(maze_urls, ["maze"], model, cfg, tmp_path / "iter_2", seed=1)
+
+
 def test_expert_caps_are_per_environment_for_played_and_given_trajectories(expert_file, maze_urls, tmp_path):
     paths = expert_data.collect(["maze", "given"], tmp_path, {"maze": 5, "given": 3}, maze_urls,
                                 given={"given": expert_file})
@@ -303,6 +325,7 @@ def test_expert_caps_are_per_environment_for_played_and_given_trajectories(exper
     ("data.bc_tasks={babyai: 200}", "data.bc_tasks gives no value for 'maze'"),
     ("data.explore_tasks={maze: 30, mazee: 3}", "data.explore_tasks names mazee, neither"),
     ("eval.tasks={babyai: 50}", "eval.tasks gives no value for 'maze'"),
+    ("data.explore_start={maze: -1}", "data.explore_start for maze must be an int of at least 0, not -1"),
 ])
 def test_a_per_environment_setting_that_misses_an_environment_stops_the_run(setting, message, capsys):
     from openmanus_rl import agentevol
