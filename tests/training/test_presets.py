@@ -200,7 +200,7 @@ def test_dry_run_starts_no_server_and_builds_no_dataset(tmp_path):
 
 def test_agentevol_takes_the_model_presets_rates_and_budgets_and_the_command_line_wins():
     from openmanus_rl import agentevol
-    from openmanus_rl.agentevol.config import bc_counts, eval_counts
+    from openmanus_rl.agentevol.config import bc_counts, eval_counts, explore_starts
 
     def config(*argv: str):
         return agentevol.load_config(*agentevol.parse_args(["--env_name", "maze", *argv]))
@@ -219,6 +219,10 @@ def test_agentevol_takes_the_model_presets_rates_and_budgets_and_the_command_lin
     # a per-environment mapping merges over configs/agentevol.yaml's one number for all
     assert bc_counts(agent, ["maze", "alfworld"]) == {"maze": 400, "alfworld": 1000}
     assert eval_counts(agent, ["maze", "alfworld"]) == {"maze": None, "alfworld": 50}
+    # exploration starts past BC's tasks where the split has more (textcraft's BC holds all 444 of its train tasks)
+    five = ["maze", "babyai", "alfworld", "textcraft", "movie"]
+    starts, bc = explore_starts(agent, five), bc_counts(agent, five)
+    assert starts == {**bc, "textcraft": 0} and explore_starts(tiny, five) == dict.fromkeys(five, 0)
     # a mapping on the command line replaces the preset's whole; one entry changes one environment's
     given = config("--model", "tiny-agent", "data.explore_tasks={default: 5}")
     assert given.data.explore_tasks == {"default": 5}
