@@ -39,6 +39,14 @@ def row(info: InfoResponse, split: str, task_id: int, first_observation: str, re
     }
 
 
+def task_range(env: str, split: str, n: int, start: int = 0, limit: int | None = None) -> range:
+    """Tasks ``start..start+limit-1`` of a split of ``n`` (fewer at its end; all from ``start`` without a limit);
+    a start at or past the end is a ValueError, not an empty range."""
+    if start and start >= n:
+        raise ValueError(f"the {split} split of {env} has {n} tasks; it cannot start at task {start}")
+    return range(start, n if limit is None else min(n, start + limit))
+
+
 async def task_rows(env: str, split: str, urls: Sequence[str], limit: int | None = None,
                     reward_style: str = rewards.DEFAULT_STYLE, page: int = 50, concurrency: int = 4,
                     token: str | None = None, start: int = 0) -> list[dict[str, Any]]:
@@ -52,21 +60,18 @@ async def task_rows(env: str, split: str, urls: Sequence[str], limit: int | None
         info = await pool.info()
         if split not in info.splits:
             raise ValueError(f"{env} has no split {split!r} (it has {', '.join(info.splits)})")
-        n = info.splits[split]
-        if start and start >= n:
-            raise ValueError(f"the {split} split of {env} has {n} tasks; it cannot start at task {start}")
-        n = n if limit is None else min(n, start + limit)
+        tasks = task_range(env, split, info.splits[split], start, limit)
         sem = asyncio.Semaphore(concurrency)
-        bar = tqdm(total=n - start, desc=f"{env}/{split} tasks", leave=False)
+        bar = tqdm(total=len(tasks), desc=f"{env}/{split} tasks", leave=False)
 
         async def one(k: int, offset: int) -> list[tuple[int, str]]:
             async with sem:
-                got = await pool.clients[k % len(pool.clients)].tasks(split, offset, min(page, n - offset))
+                got = await pool.clients[k % len(pool.clients)].tasks(split, offset, min(page, tasks.stop - offset))
                 bar.update(len(got))
                 return got
 
         try:
-            pages = await asyncio.gather(*(one(k, o) for k, o in enumerate(range(start, n, page))))
+            pages = await asyncio.gather(*(one(k, o) for k, o in enumerate(tasks[::page])))
         finally:
             bar.close()
     return [row(info, split, task_id, obs, reward_style) for got in pages for task_id, obs in got]

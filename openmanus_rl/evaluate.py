@@ -49,7 +49,7 @@ from agentenv.launcher import ServerError, check_servers, env_servers, parse_opt
 from agentenv.policies import Decision, Policy
 from agentenv.protocol import InfoResponse
 from agentenv.rollout import Episode, run_episodes, summarize
-from openmanus_rl import atomic, machine, per_env, prompts, trajectories
+from openmanus_rl import atomic, datasets, machine, per_env, prompts, trajectories
 from openmanus_rl.eval_report import FORMAT, merge_main, results_table
 from openmanus_rl.policies import GenerationSettings, PolicySpec, PolicySpecError, build_policy, parse_policy_spec
 from openmanus_rl.policies.openai_api import EndpointError
@@ -186,13 +186,14 @@ async def evaluate_env(urls: list[str], env: str, policy: Policy, cfg: EvalConfi
             raise EvalError(f"{env}'s server does not address AgentEval's items (its tasks: "
                             f"{(info.options or {}).get('task_set', 'its own')})")
         first = per_env.value_for(cfg.start, env, "start") or 0
-        if first:
-            if cfg.suite:
-                raise EvalError("a suite plays its published items; it takes no start")
-            if first >= n:
-                raise EvalError(f"the {cfg.split} split of {env} has {n} tasks; it cannot start at task {first}")
-            task_ids = task_ids[first:]
-        task_ids = task_ids[:per_env.value_for(cfg.limit, env, "limit")]
+        if first and cfg.suite:
+            raise EvalError("a suite plays its published items; it takes no start")
+        limit = per_env.value_for(cfg.limit, env, "limit")
+        try:
+            chosen = datasets.task_range(env, cfg.split, len(task_ids), first, limit)
+        except ValueError as e:
+            raise EvalError(str(e)) from None
+        task_ids = task_ids[chosen.start:chosen.stop]
         plan = getattr(policy, "plan", None)
         if plan is not None:
             plan(len(task_ids), cfg.concurrency)
