@@ -51,7 +51,7 @@ from agentenv.client import EnvPool, EnvSession
 from agentenv.policies import Decision, Policy
 from agentenv.protocol import InfoResponse
 from agentenv.rollout import Episode, run_episode
-from openmanus_rl import per_env, prompts, rewards, trajectories
+from openmanus_rl import demos, per_env, prompts, rewards, trajectories
 from openmanus_rl.agent_registration import AGENT_NAME, CONFIG_VAR, SETTINGS_VAR, decode_settings
 from openmanus_rl.horizon import TurnSchedule
 
@@ -61,6 +61,9 @@ TRAIN_ON = ("reply", "action")  # agent.train_on: which of a reply's tokens the 
 
 # Pools live per process and event loop: verl builds a new agent loop object per sample.
 _POOLS: dict[tuple[int, str, tuple[str, ...]], EnvPool] = {}
+# Demonstrations (agent.demos) per process: read once per file, and which group has had its replay
+_DEMOS: dict[tuple[str, str], dict[int, demos.Demo]] = {}
+_CLAIMS: dict[int, demos.Claims] = {}
 
 
 @dataclass
@@ -79,6 +82,7 @@ class _Trace:
     # (the state the turn acted in), so a step-level estimator can compare turns taken in the same state
     turn_spans: list[list[int]] = field(default_factory=list)
     turn_states: list[str] = field(default_factory=list)
+    demo_turns: int = 0  # replies replayed from a demonstration (agent.demos), not sampled
 
 
 def turn_seed(sample_seed: int | None, turn: int) -> int | None:
@@ -133,14 +137,15 @@ class OpenManusAgentLoop(AgentLoopBase):
     def __init__(self, *args: Any, env_servers: dict[str, list[str]] | None = None,
                  max_turns: int | list | dict | None = None, max_new_tokens: int | dict | None = None,
                  rollout_dir: str | None = None, token: str | None = None, episode_retries: int | None = None,
-                 max_observation_chars: int | None = None, train_on: str | None = None, **kwargs: Any) -> None:
+                 max_observation_chars: int | None = None, train_on: str | None = None,
+                 demos: str | dict | None = None, demos_per_group: int | None = None, **kwargs: Any) -> None:
         kwargs.pop("name", None)  # the YAML entry's own name
         kwargs.pop("tools", None)  # verl passes its tool list to every loop; episodes have no tools
         super().__init__(*args, **kwargs)
         given = {"env_servers": env_servers, "max_turns": max_turns, "max_new_tokens": max_new_tokens,
                  "rollout_dir": rollout_dir, "token": token,
                  "episode_retries": episode_retries, "max_observation_chars": max_observation_chars,
-                 "train_on": train_on}
+                 "train_on": train_on, "demos": demos, "demos_per_group": demos_per_group}
         settings = {**_settings_file(), **{k: v for k, v in given.items() if v is not None}}
         self.env_servers = {k: list(v) for k, v in _plain(settings.get("env_servers") or {}).items()}
         # one value for all environments or a mapping per environment (openmanus_rl.per_env)
@@ -153,6 +158,8 @@ class OpenManusAgentLoop(AgentLoopBase):
         self.train_on = str(settings.get("train_on", "reply"))
         if self.train_on not in TRAIN_ON:
             raise ValueError(f"agent.train_on must be one of {', '.join(TRAIN_ON)}, not {self.train_on!r}")
+        self.demos = _plain(settings.get("demos"))  # openmanus_rl.demos: a directory or {env: file}
+        self.demos_per_group = int(settings.get("demos_per_group", 1))
         self.response_length = self.rollout_config.response_length
         self.eos_id = self.tokenizer.eos_token_id
         # the per-request sampling seed's name: vLLM's SamplingParams (and the CPU replica) say seed, SGLang's
@@ -184,20 +191,39 @@ class OpenManusAgentLoop(AgentLoopBase):
     def reply_budget(self, env: str) -> int:
         return int(per_env.value_for(self.max_new_tokens, env, "agent.max_new_tokens"))
 
+    def _demo(self, env: str, task_id: int, split: str, train_step: int | None) -> demos.Demo | None:
+        """The demonstration this sample replays: a training sample, the first of its group to ask, of a task
+        with a recorded success (agent.demos); else None."""
+        if not self.demos or split == "test" or train_step is None or self.demos_per_group < 1:
+            return None
+        path = demos.file_for(self.demos, env)
+        if path is None:
+            return None
+        key = (env, str(path))
+        if key not in _DEMOS:
+            _DEMOS[key] = demos.load(path, env)
+            log.info("agent.demos: %d recorded successes of %s from %s", len(_DEMOS[key]), env, path)
+        demo = _DEMOS[key].get(task_id)
+        claims = _CLAIMS.setdefault(self.demos_per_group, demos.Claims(self.demos_per_group))
+        return demo if demo is not None and claims.claim(train_step, env, task_id) else None
+
     # -- the loop --------------------------------------------------------------------------
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         extra = _plain(kwargs.get("extra_info") or {})
         env, split, task_id = extra["env_name"], extra.get("split", "train"), int(extra["task_id"])
         style = rewards.style_of(_plain(kwargs.get("reward_model")))
-        policy = _TokenPolicy(self, env, [dict(m) for m in _plain(kwargs["raw_prompt"])], sampling_params,
-                              *(int(extra[k]) if extra.get(k) is not None else None for k in ("sample_seed", "sample")))
-        pool = self._pool(env)
         train_step = int(_plain(kwargs["global_steps"])) if kwargs.get("global_steps") is not None else None
+        policy = _TokenPolicy(self, env, [dict(m) for m in _plain(kwargs["raw_prompt"])], sampling_params,
+                              *(int(extra[k]) if extra.get(k) is not None else None for k in ("sample_seed", "sample")),
+                              demo=self._demo(env, task_id, split, train_step))
+        pool = self._pool(env)
         turn_limit = await self._turn_limit(pool, env, None if split == "test" else train_step)
         episode = await run_episode(pool, env, task_id, policy, split=split, max_turns=turn_limit,
                                     retries=self.episode_retries)
         trace = policy.trace
+        if not trace.weights and train_step is not None:  # replayed whole: the weights training step N samples with
+            trace.weights = dict.fromkeys(("global_steps", "min_global_steps", "max_global_steps"), train_step - 1)
         # why an episode ended without the task ending it: the token budget (the policy stopped; the
         # driver then marks no truncation) or a turn limit (the driver's ``truncated``)
         ending = {"cut_by_budget": trace.cut_by_budget, "cut_by_turns": episode.truncated,
@@ -224,6 +250,8 @@ class OpenManusAgentLoop(AgentLoopBase):
             **{k: float(v) for k, v in ending.items()},
             "env_seconds": episode.env_seconds,
             "gen_seconds": trace.gen_seconds,
+            "demo": float(policy.demo is not None),  # every episode has every key (verl reads the first's)
+            "demo_turns": float(trace.demo_turns),
         }
         self._log_episode(episode, policy, train_step, output.reward_score, ending)
         return output
@@ -277,7 +305,8 @@ class OpenManusAgentLoop(AgentLoopBase):
             done=episode.done, score=episode.score, invalid_actions=episode.invalid_actions,
             format_errors=episode.format_errors, **ending, env_seconds=round(episode.env_seconds, 4),
             gen_seconds=round(policy.trace.gen_seconds, 4),
-            **({"sample": policy.sample} if policy.sample is not None else {}))
+            **({"sample": policy.sample} if policy.sample is not None else {}),
+            **({"demo": True, "demo_turns": policy.trace.demo_turns} if policy.demo is not None else {}))
         _append_line(self.rollout_dir / f"{prefix}_{step}.jsonl", json.dumps(item, ensure_ascii=False))
 
 
@@ -294,8 +323,10 @@ class _TokenPolicy(Policy):
     name = AGENT_NAME
 
     def __init__(self, loop: OpenManusAgentLoop, env: str, messages: list[dict[str, str]],
-                 sampling_params: dict[str, Any], sample_seed: int | None = None, sample: int | None = None) -> None:
+                 sampling_params: dict[str, Any], sample_seed: int | None = None, sample: int | None = None,
+                 demo: demos.Demo | None = None) -> None:
         self.loop, self.prompt, self.sampling_params = loop, messages, sampling_params
+        self.demo = demo  # replies to replay while the episode follows the recording (openmanus_rl.demos)
         self.reply_budget = loop.reply_budget(env)
         self.sample_seed, self.sample = sample_seed, sample
         self.trace = _Trace(list(messages))
@@ -329,19 +360,14 @@ class _TokenPolicy(Policy):
         if budget <= 0:
             trace.cut_by_budget = True
             return Decision("", stop=True)
-        t0 = time.perf_counter()
-        params = {**self.sampling_params, "max_tokens": min(budget, self.reply_budget)}
-        if self.sample_seed is not None:
-            params[loop.seed_key] = turn_seed(self.sample_seed, turn)
-        out = await loop.server_manager.generate(request_id=self.request_id, prompt_ids=trace.token_ids,
-                                                 sampling_params=params)
-        trace.gen_seconds += time.perf_counter() - t0
-        versions = _weight_versions(out.extra_fields)
-        trace.weights.setdefault("min_global_steps", versions["min_global_steps"])
-        trace.weights["max_global_steps"] = versions["max_global_steps"]
-        trace.weights["global_steps"] = versions["global_steps"]
-        generated = list(out.token_ids[:budget])
-        lp = list(out.log_probs[: len(generated)]) if (trace.logprobs is not None and out.log_probs) else None
+        max_tokens = min(budget, self.reply_budget)
+        recorded = self.demo.reply(turn, trace.messages[-1]["content"]) if self.demo is not None else None
+        if recorded is not None and trace.demo_turns == turn:  # still on the recording: replay its reply
+            generated = [*loop.tokenizer.encode(recorded, add_special_tokens=False), loop.eos_id][:max_tokens]
+            lp = [0.0] * len(generated)  # not the model's sample: PPO recomputes old log-probs (see demos)
+            trace.demo_turns += 1
+        else:
+            generated, lp = await self._sample(trace, max_tokens, turn)
         if lp is None:
             trace.logprobs = None  # the backend gave none: keep the episode consistent without them
         merged, trace.mask, new_lp = await loop.ct_merge_assistant_token(
@@ -357,6 +383,24 @@ class _TokenPolicy(Policy):
         trace.messages.append({"role": "assistant", "content": reply})
         cut = not generated or generated[-1] != loop.eos_id
         return prompts.read_reply(self.info, reply, cut=cut)
+
+    async def _sample(self, trace: _Trace, max_tokens: int, turn: int) -> tuple[list[int], list[float] | None]:
+        """The model's reply to the chat so far: its tokens, and their log-probs where asked for and given."""
+        loop = self.loop
+        t0 = time.perf_counter()
+        params = {**self.sampling_params, "max_tokens": max_tokens}
+        if self.sample_seed is not None:
+            params[loop.seed_key] = turn_seed(self.sample_seed, turn)
+        out = await loop.server_manager.generate(request_id=self.request_id, prompt_ids=trace.token_ids,
+                                                 sampling_params=params)
+        trace.gen_seconds += time.perf_counter() - t0
+        versions = _weight_versions(out.extra_fields)
+        trace.weights.setdefault("min_global_steps", versions["min_global_steps"])
+        trace.weights["max_global_steps"] = versions["max_global_steps"]
+        trace.weights["global_steps"] = versions["global_steps"]
+        generated = list(out.token_ids[:max_tokens])
+        lp = list(out.log_probs[: len(generated)]) if (trace.logprobs is not None and out.log_probs) else None
+        return generated, lp
 
 
 def _train_on_action(mask: list[int], generated: list[int], reply: str, tokenizer: Any) -> None:

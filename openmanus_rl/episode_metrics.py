@@ -3,6 +3,8 @@
 verl 0.9.1's v1 trainer logs the agent loop's ``reward_extra_info`` only at validation; the trainer mode
 (:mod:`openmanus_rl.trainer`) logs these means for every step and environment (``data_source``): success,
 env_reward, env_score, turns, invalid_actions, format_errors, cut_by_budget, ..., and ``count``.
+Episodes that replayed a demonstration (``agent.demos``, :mod:`openmanus_rl.demos`) are the expert's, not the
+model's: they are left out of the means and counted as ``episode/<env>/demos``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,11 @@ def per_environment(sources: list[str], infos: list[dict[str, Any]]) -> dict[str
     """``episode/<env>/<key>`` means (and counts) of the episodes' numeric infos."""
     sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     counts: dict[str, int] = defaultdict(int)
+    demos: dict[str, int] = defaultdict(int)
     for source, info in zip(sources, infos, strict=True):
+        if (info or {}).get("demo"):
+            demos[source] += 1
+            continue
         counts[source] += 1
         for key, value in (info or {}).items():
             if isinstance(value, (int, float)):
@@ -25,4 +31,6 @@ def per_environment(sources: list[str], infos: list[dict[str, Any]]) -> dict[str
         out[f"episode/{source}/count"] = float(n)
         for key, total in sums[source].items():
             out[f"episode/{source}/{key}"] = total / n
+    for source, n in demos.items():
+        out[f"episode/{source}/demos"] = float(n)
     return out

@@ -50,15 +50,20 @@ def set_aside_steps_after(rollout_dir: Path, step: int) -> Path | None:
 def summarize_file(path: Path) -> dict[str, dict[str, float]]:
     """Per-environment means of a step's episodes. The file may be growing (rollout workers of a job on
     a shared cluster outlive its driver by a moment): a line a worker is still writing, or was killed
-    writing, reads as cut short or as zeros, and is left out."""
+    writing, reads as cut short or as zeros, and is left out. Episodes that replayed a demonstration
+    (``agent.demos``) are the expert's: counted as ``demos``, not in the model's means."""
     per_env: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    demos: dict[str, int] = defaultdict(int)
     *complete, _unfinished = json_lines(path.read_text(errors="replace"))
     for line in complete:
         try:
             item = json.loads(line)
         except json.JSONDecodeError:
             continue
-        per_env[item["env"]].append(item)
+        if item.get("demo"):
+            demos[item["env"]] += 1
+        else:
+            per_env[item["env"]].append(item)
     out = {}
     for env, items in sorted(per_env.items()):
         out[env] = summarize_outcomes([(bool(i["success"]), i["reward"], i["turns"], i["invalid_actions"])
@@ -67,6 +72,9 @@ def summarize_file(path: Path) -> dict[str, dict[str, float]]:
             values = [float(i[key]) for i in items if i.get(key) is not None]
             if values:
                 out[env][name] = sum(values) / len(values)
+    for env, n in demos.items():
+        if env in out:
+            out[env]["demos"] = n
     return out
 
 
@@ -83,7 +91,8 @@ def format_line(label: str, summary: dict[str, dict[str, float]]) -> str:
         if "turn_limit" in m:
             text += (f" cut budget {m['cut_by_budget_rate']:.2f} turns {m['cut_by_turns_rate']:.2f}"
                      f" (limit {m['turn_limit']:g}) resp {m['avg_response_length']:.0f} tok")
-        parts.append(f"{text} (n={m['episodes']})")
+        demos = f", demos {m['demos']}" if m.get("demos") else ""  # replayed expert episodes, not in the means
+        parts.append(f"{text} (n={m['episodes']}{demos})")
     return f"[{label}] " + " | ".join(parts)
 
 

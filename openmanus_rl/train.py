@@ -26,7 +26,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs, server_info
-from openmanus_rl import budgets, capacity, cluster, configs, datasets, machine, per_env, run_summary
+from openmanus_rl import budgets, capacity, cluster, configs, datasets, demos, machine, per_env, run_summary
 from openmanus_rl.agent_registration import CONFIG_VAR, SETTINGS_VAR, write_agent_loop_files
 from openmanus_rl.horizon import TurnSchedule
 from openmanus_rl.launch import (
@@ -141,6 +141,35 @@ def experiment_settings(cfg: DictConfig) -> dict[str, Any]:
     return merged
 
 
+def demo_settings(cfg: DictConfig, envs: Sequence[str], settings: dict[str, Any]) -> dict[str, Path]:
+    """``agent.demos``' files, checked. A replayed reply is not the model's sample and has no rollout log-probs
+    (0 is recorded), so PPO's old log-probs must be the actor's: a command line that keeps the rollout's (bypass
+    mode), or weighs samples by rollout log-probs (verl's rollout importance sampling or rejection), is refused."""
+    agent = cfg.get("agent") or {}
+    spec = agent.get("demos")
+    spec = OmegaConf.to_container(spec) if isinstance(spec, DictConfig) else spec
+    found = demos.files(spec, envs)
+    if not spec:
+        return found
+    if int(agent.get("demos_per_group", 1)) < 0:
+        raise ValueError("agent.demos_per_group must be 0 or more")
+    if any(override_key(e) == BYPASS for e in cfg.verl_extra) and settings.get(BYPASS):
+        raise ValueError(f"agent.demos replays expert tokens, whose old log-probs the actor must compute: "
+                         f"drop {BYPASS}=true")
+    weighed = [k for k in ("algorithm.rollout_correction.rollout_is", "algorithm.rollout_correction.rollout_rs")
+               if settings.get(k) not in (None, "null", "None")]
+    if weighed:
+        raise ValueError(f"agent.demos: replayed expert tokens have no rollout log-probs to weigh by; "
+                         f"drop {', '.join(weighed)}")
+    # the rollout workers read them: absolute paths, whatever directory a worker runs in
+    cfg.agent.demos = ({env: str(Path(path).resolve()) for env, path in spec.items()} if isinstance(spec, dict)
+                       else str(Path(spec).resolve()))
+    return found
+
+
+BYPASS = "algorithm.rollout_correction.bypass_mode"
+
+
 def _key_value(setting: str) -> tuple[str, Any]:
     key, _, value = setting.partition("=")
     try:
@@ -172,6 +201,8 @@ def verl_command(cfg: DictConfig, model_path: str, agent_yaml: Path, data: dict[
         "trainer.experiment_name": out.name,
         "hydra.run.dir": str(out / "hydra"),  # not ./outputs/<date>/<time> of the caller's directory
     })
+    if (cfg.get("agent") or {}).get("demos"):
+        overrides[BYPASS] = False  # replayed tokens are not the rollout's samples (openmanus_rl.demos)
     return [sys.executable, "-m", "verl.trainer.main_ppo", *rendered(cfg, model_path, overrides, list(budget or ()))]
 
 
@@ -207,6 +238,7 @@ def train(cfg: DictConfig, args: argparse.Namespace) -> int:
         if cfg.get("minutes") is not None and not float(cfg.minutes) > 0:
             raise ValueError(f"--minutes must be positive, got {cfg.minutes}")
         settings = experiment_settings(cfg)
+        demo_files = demo_settings(cfg, envs, settings)
         local = [e for e in envs if e not in given]
         replicas, notes = capacity.choose_replicas(
             cfg.replicas, capacity.needs(local, capacity.concurrent_episodes(settings, cfg.max_val_tasks)))
@@ -215,6 +247,10 @@ def train(cfg: DictConfig, args: argparse.Namespace) -> int:
         return 2
     for note in notes:
         print(f"train_ppo: {note}", flush=True)
+    if demo_files:
+        found = {env: demos.load(path, env) for env, path in demo_files.items()}
+        print(f"train_ppo: expert demonstrations in the groups (recorded successes): {demos.describe(found)}",
+              flush=True)
     if args.dry_run:
         return dry_run(cfg, envs, model, settings, out)
 

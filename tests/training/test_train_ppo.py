@@ -111,6 +111,35 @@ def test_grpo_with_a_horizon_curriculum_and_a_time_budget_on_a_server_that_holds
     assert "episode/maze/turn_limit:3.0" in steps[2] and "(limit 3)" in log
 
 
+def test_grpo_with_expert_demonstrations_in_its_groups(tmp_path, data):
+    """``agent.demos``: one GRPO step on maze with the expert's recorded successes of the train tasks (AgentEvol's
+    ``expert/`` layout). Each group's first sample replays its task's recording on the server (a success the
+    environment scores), the other three are the model's; the actor recomputes PPO's old log-probs (verl's bypass
+    mode off, as replayed tokens are not the rollout's samples), and the step's summary counts the model's
+    episodes only."""
+    from collections import Counter
+
+    from openmanus_rl import expert_data
+
+    expert_data.collect(["maze"], tmp_path / "expert", max_per_env=32)
+    out = tmp_path / "run"
+    log = train(out, data, "--env_name", "maze", "--algo", "grpo", "--steps", "1", f"agent.demos={tmp_path / 'expert'}",
+                "agent.max_turns=30", "agent.max_new_tokens=96", "data.max_response_length=3072")
+    assert "algorithm.rollout_correction.bypass_mode=false" in (out / "verl_command.txt").read_text()
+    assert "expert demonstrations in the groups (recorded successes): maze 32" in log
+    items = rollouts(out, "step_1.jsonl")
+    assert len(items) == 16
+    replayed = [i for i in items if i.get("demo")]
+    assert sorted(Counter(i["task_id"] for i in replayed).values()) == [1, 1, 1, 1]  # one in each group
+    assert {i["task_id"] for i in replayed} == {i["task_id"] for i in items}
+    assert all(i["success"] and i["demo_turns"] == i["turns"] for i in replayed)
+    steps = step_metrics(log)
+    assert "episode/maze/demos:4.0" in steps[1] and "episode/maze/count:12.0" in steps[1]
+    assert metric(steps[1], "timing_s/old_log_prob") > 0.0
+    model_success = sum(i["success"] for i in items if not i.get("demo")) / 12
+    assert f"[step 1] maze: success {model_success:.2f}" in log and "(n=12, demos 4)" in log
+
+
 def test_ppo_with_critic_killed_mid_run_takes_its_processes_along_and_resumes(tmp_path, data):
     """A PPO run (critic, and a KL loss to the reference model) killed with SIGTERM once step 3 has begun, as a
     scheduler or a user stops a job: verl's trainer, the Ray cluster it started (raylet, GCS and every worker) and
@@ -209,6 +238,8 @@ def _name(proc: psutil.Process) -> str:
     ("train_ppo.sh", ["--env_name", "maze", "--minutes", "0"]),
     ("train_agentevol.sh", ["--env_name", "maze", "max_turns={mze: 4, default: 9}"]),
     ("train_ppo.sh", ["--env_name", "maze,wordle", "max_train_tasks={maze: 30}"]),
+    ("train_ppo.sh", ["--env_name", "maze", "agent.demos=/no/such/expert"]),
+    ("train_ppo.sh", ["--env_name", "maze", "agent.demos=configs", "algorithm.rollout_correction.bypass_mode=true"]),
 ])
 def test_a_users_mistake_is_one_clear_line_and_exit_2(script, args, tmp_path):
     """An environment that is not installed, or a malformed --server: no traceback, exit status 2."""
@@ -221,4 +252,6 @@ def test_a_users_mistake_is_one_clear_line_and_exit_2(script, args, tmp_path):
             or "could not start the maze server: agentenv: bad option for maze: nope" in line
             or "--minutes must be positive, got 0" in line
             or "max_turns names mze, neither an environment of this run (maze)" in line
-            or "max_train_tasks gives no value for 'wordle'" in line)
+            or "max_train_tasks gives no value for 'wordle'" in line
+            or "agent.demos: /no/such/expert is not a directory" in line
+            or "drop algorithm.rollout_correction.bypass_mode=true" in line)
