@@ -22,6 +22,14 @@ def build_tokenizer(where, corpus):
     return AutoTokenizer.from_pretrained(build_tiny_model(where / "m", corpus=corpus))
 
 
+def maze_tokenizer(where):
+    """The tiny model's tokenizer learnt from maze's prompt, a reply and an observation."""
+    from openmanus_rl import prompts
+
+    corpus = [prompts.system_prompt("maze"), prompts.format_reply("move up"), "You are at (3, 2). walls above"]
+    return build_tokenizer(where, corpus)
+
+
 class ScriptedModel:
     """Stands in for the LLM server: the k-th assistant turn of a chat gets ``script[k]``.
 

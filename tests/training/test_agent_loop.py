@@ -16,13 +16,12 @@ from agentenv.launcher import ServerProcess
 from openmanus_rl import prompts, trajectories
 from openmanus_rl.agent_loop import OpenManusAgentLoop, _train_on_action
 
-from helpers.agent_loop import ScriptedModel, build_tokenizer, play
+from helpers.agent_loop import ScriptedModel, maze_tokenizer, play
 
 
 @pytest.fixture(scope="module")
 def tokenizer(tmp_path_factory):
-    corpus = [prompts.system_prompt("maze"), prompts.format_reply("move up"), "You are at (3, 2). walls above"]
-    return build_tokenizer(tmp_path_factory.mktemp("tiny"), corpus)
+    return maze_tokenizer(tmp_path_factory.mktemp("tiny"))
 
 
 @pytest.fixture(scope="module")

@@ -14,15 +14,14 @@ from agentenv.client import EnvClient
 from agentenv.launcher import ServerProcess
 from openmanus_rl import demos, episode_metrics, prompts, run_summary, trajectories
 
-from helpers.agent_loop import ScriptedModel, build_tokenizer, play
+from helpers.agent_loop import ScriptedModel, maze_tokenizer, play
 
 TASKS = (3, 5)
 
 
 @pytest.fixture(scope="module")
 def tokenizer(tmp_path_factory):
-    corpus = [prompts.system_prompt("maze"), prompts.format_reply("move up"), "You are at (3, 2). walls above"]
-    return build_tokenizer(tmp_path_factory.mktemp("tiny"), corpus)
+    return maze_tokenizer(tmp_path_factory.mktemp("tiny"))
 
 
 @pytest.fixture(scope="module")
