@@ -115,8 +115,9 @@ def plot(rows: Sequence[Row], envs: Sequence[str], path: Path) -> None:
         values = [r.success(e) for e in envs] + [r.average(envs)]
         xs = [g + (i - (len(rows) - 1) / 2) * width for g in range(len(groups))]
         means = [statistics.fmean(v) if v else 0.0 for v in values]
-        lo = [m - min(v) if v else 0.0 for m, v in zip(means, values, strict=True)]
-        hi = [max(v) - m if v else 0.0 for m, v in zip(means, values, strict=True)]
+        # clamped: the mean of equal values can land an ulp outside them (fmean([46.67] * 3) > 46.67)
+        lo = [max(0.0, m - min(v)) if v else 0.0 for m, v in zip(means, values, strict=True)]
+        hi = [max(0.0, max(v) - m) if v else 0.0 for m, v in zip(means, values, strict=True)]
         ax.bar(xs, means, width, yerr=[lo, hi], capsize=2, label=r.name)
     ax.set_xticks(range(len(groups)), groups)
     ax.set_ylabel("test success rate (%), greedy")

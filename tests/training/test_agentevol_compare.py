@@ -67,6 +67,13 @@ def test_the_spread_decides_beyond_or_within(tmp_path):
         "AgentEvol iteration 1 vs BC: +10.0 points on average (one seed each: no spread yet)"
 
 
+def test_seeds_that_agree_draw_without_a_negative_error_bar(tmp_path):
+    """Three seeds at 46.67%: their float mean lies an ulp above each, which matplotlib refuses as an error bar."""
+    runs = [_run(tmp_path / f"s{k}", (0.0, 0.0), (0.4667, 0.30)) for k in range(3)]
+    assert compare.main(["--run", "AgentEvol=" + ",".join(map(str, runs)), "--out", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / "success_rate.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_bad_arguments_are_one_line(tmp_path):
     with pytest.raises(SystemExit, match="NAME=PATH"):
         compare.main(["--run", str(tmp_path), "--out", str(tmp_path / "o")])
