@@ -61,7 +61,7 @@ TRAIN_ON = ("reply", "action")  # agent.train_on: which of a reply's tokens the 
 
 # Pools live per process and event loop: verl builds a new agent loop object per sample.
 _POOLS: dict[tuple[int, str, tuple[str, ...]], EnvPool] = {}
-# Demonstrations (agent.demos) per process: read once per file, and which group has had its replay
+# Demonstrations (agent.demos) per process: read once per environment and setting, and which group has had its replay
 _DEMOS: dict[tuple[str, str], dict[int, demos.Demo]] = {}
 _CLAIMS: dict[int, demos.Claims] = {}
 
@@ -196,12 +196,10 @@ class OpenManusAgentLoop(AgentLoopBase):
         with a recorded success (agent.demos); else None."""
         if not self.demos or split == "test" or train_step is None or self.demos_per_group < 1:
             return None
-        path = demos.file_for(self.demos, env)
-        if path is None:
-            return None
-        key = (env, str(path))
-        if key not in _DEMOS:
-            _DEMOS[key] = demos.load(path, env)
+        key = (env, json.dumps(self.demos, sort_keys=True))
+        if key not in _DEMOS:  # looked up once per process: samples are a hot path
+            path = demos.file_for(self.demos, env)
+            _DEMOS[key] = demos.load(path, env) if path is not None else {}
             log.info("agent.demos: %d recorded successes of %s from %s", len(_DEMOS[key]), env, path)
         demo = _DEMOS[key].get(task_id)
         claims = _CLAIMS.setdefault(self.demos_per_group, demos.Claims(self.demos_per_group))

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from openmanus_rl import trajectories
 
@@ -75,7 +74,7 @@ def load(path: str | Path, env: str) -> dict[int, Demo]:
     published AgentTraj file records only successes and has no flag)."""
     out: dict[int, Demo] = {}
     for item in trajectories.read(path):
-        if not trajectories.has_conversation(item) or not item.get("success", True):
+        if not trajectories.has_conversation(item) or not trajectories.flagged_success(item):
             continue
         item_env, task_id = trajectories.parse_item_id(str(item["item_id"]))
         if item_env != env:
@@ -111,7 +110,3 @@ class Claims:
         if len(self.given) > 4096:  # forget finished steps
             self.given = {k: v for k, v in self.given.items() if k[0] > step - self.keep_steps}
         return True
-
-
-def describe(found: dict[str, dict[int, Any]]) -> str:
-    return ", ".join(f"{env} {len(demos)}" for env, demos in found.items()) or "none"

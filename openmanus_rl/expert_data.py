@@ -43,7 +43,7 @@ def succeeded(item: dict[str, Any], threshold: float | None) -> bool:
     has no flag, so its items are judged by reward; without a threshold only the flag decides."""
     if threshold is None:
         return bool(item.get("success"))
-    return float(item.get("reward", 0.0)) >= threshold and bool(item.get("success", True))
+    return float(item.get("reward", 0.0)) >= threshold and trajectories.flagged_success(item)
 
 
 def write_atomic(path: Path, items: Iterable[dict[str, Any]]) -> int:

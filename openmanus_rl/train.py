@@ -141,14 +141,15 @@ def experiment_settings(cfg: DictConfig) -> dict[str, Any]:
     return merged
 
 
-def demo_settings(cfg: DictConfig, envs: Sequence[str], settings: dict[str, Any]) -> dict[str, Path]:
-    """``agent.demos``' files, checked. A replayed reply is not the model's sample and has no rollout log-probs
+def demo_settings(cfg: DictConfig, envs: Sequence[str], settings: dict[str, Any]) -> dict[str, int]:
+    """``agent.demos``' recorded successes per environment, read here so a malformed file is a user's error
+    before anything starts. A replayed reply is not the model's sample and has no rollout log-probs
     (0 is recorded), so PPO's old log-probs must be the actor's: a command line that keeps the rollout's (bypass
     mode), or weighs samples by rollout log-probs (verl's rollout importance sampling or rejection), is refused."""
     agent = cfg.get("agent") or {}
     spec = agent.get("demos")
     spec = OmegaConf.to_container(spec) if isinstance(spec, DictConfig) else spec
-    found = demos.files(spec, envs)
+    found = {env: len(demos.load(path, env)) for env, path in demos.files(spec, envs).items()}
     if not spec:
         return found
     if int(agent.get("demos_per_group", 1)) < 0:
@@ -238,7 +239,7 @@ def train(cfg: DictConfig, args: argparse.Namespace) -> int:
         if cfg.get("minutes") is not None and not float(cfg.minutes) > 0:
             raise ValueError(f"--minutes must be positive, got {cfg.minutes}")
         settings = experiment_settings(cfg)
-        demo_files = demo_settings(cfg, envs, settings)
+        demo_counts = demo_settings(cfg, envs, settings)
         local = [e for e in envs if e not in given]
         replicas, notes = capacity.choose_replicas(
             cfg.replicas, capacity.needs(local, capacity.concurrent_episodes(settings, cfg.max_val_tasks)))
@@ -247,10 +248,9 @@ def train(cfg: DictConfig, args: argparse.Namespace) -> int:
         return 2
     for note in notes:
         print(f"train_ppo: {note}", flush=True)
-    if demo_files:
-        found = {env: demos.load(path, env) for env, path in demo_files.items()}
-        print(f"train_ppo: expert demonstrations in the groups (recorded successes): {demos.describe(found)}",
-              flush=True)
+    if demo_counts:
+        counts = ", ".join(f"{env} {n}" for env, n in demo_counts.items())
+        print(f"train_ppo: expert demonstrations in the groups (recorded successes): {counts}", flush=True)
     if args.dry_run:
         return dry_run(cfg, envs, model, settings, out)
 

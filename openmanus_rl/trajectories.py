@@ -75,6 +75,12 @@ def read(path: str | Path) -> Iterator[dict[str, Any]]:
                 raise ValueError(f"{path}:{n}: not a JSON object: {e}") from e
 
 
+def flagged_success(item: dict[str, Any]) -> bool:
+    """The environment's own ``success`` flag where the item records it; an item without one (a published
+    AgentTraj file, which holds successes only) counts as a success."""
+    return bool(item.get("success", True))
+
+
 def has_conversation(item: dict[str, Any]) -> bool:
     """Whether an item holds an episode (AgentEval's lists hold only ids: ``conversations`` null or absent)."""
     return bool(item.get("conversations"))

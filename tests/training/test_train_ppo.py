@@ -229,6 +229,18 @@ def _name(proc: psutil.Process) -> str:
         return ""
 
 
+def test_a_malformed_demonstration_file_is_one_line_before_anything_starts(tmp_path):
+    """A demonstrations file the rollout workers could not read is the launcher's clear error, not theirs."""
+    (tmp_path / "expert").mkdir()
+    (tmp_path / "expert" / "maze.jsonl").write_text(json.dumps({"item_id": "maze_1", "conversations": [
+        {"from": "human", "value": "a"}, {"from": "human", "value": "b"}]}) + "\n")
+    proc = subprocess.run([str(ROOT / "train_ppo.sh"), "--output_dir", str(tmp_path / "run"), "--env_name", "maze",
+                           "--dry_run", f"agent.demos={tmp_path / 'expert'}"], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT, env=dict(os.environ, PYTHON=sys.executable))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "train_ppo.sh: " in proc.stderr and "maze_1 does not alternate human and gpt turns" in proc.stderr
+
+
 @pytest.mark.parametrize("script,args", [
     ("train_ppo.sh", ["--env_name", "no_such_env"]),
     ("train_ppo.sh", ["--env_name", "maze", "--server", "maze=localhost:1"]),
