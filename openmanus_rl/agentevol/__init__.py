@@ -21,7 +21,8 @@ fine-tuned on them with ``verl.trainer.sft_trainer`` (``openmanus_rl.sft``). Ite
    ``success`` is true (a shaping reward can lift a failure over the threshold);
 3. fine-tune on initial data + this iteration's successes (``merge.data: current``; ``accumulate`` keeps
    every iteration's), continuing the previous model for ``sft.iteration_epochs`` passes (``merge.init:
-   previous``, the default: minutes on a CPU) or, as in the paper, from the base model (``merge.init: base``
+   previous``, the default: minutes on a CPU), starting again from BC's model (``merge.init: bc``) or, as in
+   the paper, from the base model (``merge.init: base``
    with ``sft.iteration_epochs: null``: the BC budget ``sft.epochs``);
 4. evaluate: greedy decoding on each environment's test split (``agentenv-eval``'s code).
 

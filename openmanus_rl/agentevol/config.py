@@ -56,8 +56,8 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
         cfg.output_dir = f"outputs/agentevol-{str(cfg.env_name).replace(',', '+')}"
     if int(cfg.iterations) < 0:
         raise SystemExit("train_agentevol.sh: --iterations must be >= 0")
-    if cfg.merge.data not in ("current", "accumulate") or cfg.merge.init not in ("base", "previous"):
-        raise SystemExit("train_agentevol.sh: merge.data is current|accumulate, merge.init is base|previous")
+    if cfg.merge.data not in ("current", "accumulate") or cfg.merge.init not in ("base", "previous", "bc"):
+        raise SystemExit("train_agentevol.sh: merge.data is current|accumulate, merge.init is base|previous|bc")
     return cfg
 
 

@@ -71,6 +71,21 @@ def evaluate_model(urls: dict[str, list[str]], envs: Sequence[str], model: str, 
     })
 
 
+def finetune_start(how: str, iteration: int, *, base: str, bc: str | None, previous: str) -> str:
+    """The weights iteration ``iteration``'s fine-tune starts from (``merge.init``). BC (iteration 0) starts from
+    the base model; an iteration continues the ``previous`` iteration's model, starts again from ``bc`` (every
+    iteration's model is then BC plus one fine-tune: no drift compounds over iterations), or from the ``base``
+    model as in the paper."""
+    if iteration == 0 or how == "base":
+        return base
+    if how == "previous":
+        return previous
+    if how == "bc" and bc is not None:
+        return bc
+    raise ValueError(f"merge.init is base|previous|bc, not {how!r}" if how != "bc" else
+                     "merge.init=bc: iteration 0 (BC) has no model yet")
+
+
 def finetune(cfg: DictConfig, init_model: str, files: Sequence[Path], directory: Path, iteration: int) -> None:
     items = sft.read_items(files)
     n = sft.write_sft_parquet(items, directory / "sft_data.parquet")
@@ -144,7 +159,7 @@ def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
         if cfg.eval.untrained:
             substep(out / "untrained", "eval", lambda: evaluate_model(urls, envs, base, cfg, out / "untrained", seed),
                     "evaluate the untrained model")
-        model = base
+        model, bc = base, None
         for k in range(iterations + 1):
             d = out / f"iter_{k}"
             if k == 0:
@@ -158,10 +173,11 @@ def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
                 substep(d, "filter", lambda d=d: filter_successes(urls, envs, d), f"iteration {k}: keep successes")
                 since = range(1, k + 1) if cfg.merge.data == "accumulate" else [k]
                 files = expert_files + [out / f"iter_{j}" / "filtered" / f"{e}.jsonl" for j in since for e in envs]
-            init = base if k == 0 or cfg.merge.init == "base" else model
+            init = finetune_start(str(cfg.merge.init), k, base=base, bc=bc, previous=model)
             substep(d, "sft", lambda d=d, init=init, files=files, k=k: finetune(cfg, init, files, d, k),
                     f"iteration {k}: fine-tune{' (behaviour cloning)' if k == 0 else ''}")
             model = str(sft.hf_dir(d / "checkpoint"))
+            bc = bc or model
             if k > 0 and cfg.dpo.enabled:  # learning from failures too: DPO on top of the iteration's fine-tune
                 substep(d, "pairs", lambda d=d: preference_pairs(urls, envs, cfg, d, expert_files),
                         f"iteration {k}: pair failures with successes")

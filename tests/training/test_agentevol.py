@@ -291,6 +291,46 @@ def test_learning_from_failures_adds_dpo_on_pairs_after_the_iterations_fine_tune
                                                                   "eval"}
 
 
+def _started_from(sft_log: Path) -> str:
+    return re.search(r" model\.path=(\S+)", sft_log.read_text().splitlines()[0]).group(1)
+
+
+@cpu_only
+def test_merge_init_bc_fine_tunes_every_iteration_from_the_bc_model(tmp_path):
+    """merge.init=bc: each iteration's model is BC's plus one fine-tune on the merged data (no drift compounds),
+    while each iteration still explores with the model of the iteration before."""
+    out = tmp_path / "bc"
+    done = _run(out, "--iterations", "2", "merge.init=bc", "eval.untrained=false", "eval.tasks=2", "max_turns=4")
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    bc = str(sft.hf_dir(out / "iter_0" / "checkpoint"))
+    assert _started_from(out / "iter_1" / "sft.log") == bc and _started_from(out / "iter_2" / "sft.log") == bc
+    # a 5-step BC model solves no maze, so both iterations fine-tune BC's weights on the same 16 expert episodes
+    # with the same seed: the same model twice (continuing iteration 1, as merge.init=previous does, would not be)
+    assert [len(list(trajectories.read(out / f"iter_{k}" / "filtered" / "maze.jsonl"))) for k in (1, 2)] == [0, 0]
+    w0, w1, w2 = [(sft.hf_dir(out / f"iter_{k}" / "checkpoint") / "model.safetensors").read_bytes() for k in (0, 1, 2)]
+    assert w1 == w2 != w0
+
+
+def test_the_fine_tunes_start_where_merge_init_says():
+    from openmanus_rl.agentevol.loop import finetune_start
+
+    models = {"base": "B", "bc": "C", "previous": "P"}
+    for how in ("base", "previous", "bc"):
+        assert finetune_start(how, 0, **models) == "B"  # BC always starts from the base model
+    assert [finetune_start(how, 2, **models) for how in ("base", "previous", "bc")] == ["B", "P", "C"]
+    with pytest.raises(ValueError, match=re.escape("merge.init is base|previous|bc, not 'last'")):
+        finetune_start("last", 1, **models)
+    with pytest.raises(ValueError, match=re.escape("iteration 0 (BC) has no model yet")):
+        finetune_start("bc", 1, base="B", bc=None, previous="P")
+
+
+def test_an_unknown_merge_stops_the_run_with_the_choices():
+    from openmanus_rl import agentevol
+
+    with pytest.raises(SystemExit, match=re.escape("merge.init is base|previous|bc")):
+        agentevol.load_config(*agentevol.parse_args(["--env_name", "maze", "merge.init=last"]))
+
+
 def test_hf_exploration_plays_the_train_tasks_from_its_start(tmp_path, maze_urls, expert_file):
     """explore.backend=hf with data.explore_start: tasks START..START+N-1, each draw once; a start past the split
     is a clear error before any episode."""
