@@ -20,6 +20,8 @@ from openmanus_rl.verl_args import default_preset
 
 DESCRIPTION = "train_agentevol.sh: behaviour cloning, then AgentEvol (AgentGym paper, sec. 4) on verl's SFT trainer."
 TOP_LEVEL_FLAGS = ("env_name", "iterations", "model", "output_dir", "preset")
+MERGE_DATA = ("current", "accumulate")  # merge.data: this iteration's successes, or every iteration's
+MERGE_INIT = ("base", "previous", "bc")  # merge.init: where an iteration's fine-tune starts (loop.finetune_start)
 
 
 def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
@@ -56,8 +58,9 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
         cfg.output_dir = f"outputs/agentevol-{str(cfg.env_name).replace(',', '+')}"
     if int(cfg.iterations) < 0:
         raise SystemExit("train_agentevol.sh: --iterations must be >= 0")
-    if cfg.merge.data not in ("current", "accumulate") or cfg.merge.init not in ("base", "previous", "bc"):
-        raise SystemExit("train_agentevol.sh: merge.data is current|accumulate, merge.init is base|previous|bc")
+    if cfg.merge.data not in MERGE_DATA or cfg.merge.init not in MERGE_INIT:
+        raise SystemExit(f"train_agentevol.sh: merge.data is {'|'.join(MERGE_DATA)}, "
+                         f"merge.init is {'|'.join(MERGE_INIT)}")
     return cfg
 
 

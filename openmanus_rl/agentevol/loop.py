@@ -13,6 +13,7 @@ from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs
 from openmanus_rl import capacity, cluster, dpo, expert_data, machine, sft, trajectories
 from openmanus_rl.agentevol.config import (
+    MERGE_INIT,
     bc_counts,
     check_per_env,
     eval_counts,
@@ -76,14 +77,15 @@ def finetune_start(how: str, iteration: int, *, base: str, bc: str | None, previ
     the base model; an iteration continues the ``previous`` iteration's model, starts again from ``bc`` (every
     iteration's model is then BC plus one fine-tune: no drift compounds over iterations), or from the ``base``
     model as in the paper."""
+    if how not in MERGE_INIT:
+        raise ValueError(f"merge.init is {'|'.join(MERGE_INIT)}, not {how!r}")
     if iteration == 0 or how == "base":
         return base
     if how == "previous":
         return previous
-    if how == "bc" and bc is not None:
-        return bc
-    raise ValueError(f"merge.init is base|previous|bc, not {how!r}" if how != "bc" else
-                     "merge.init=bc: iteration 0 (BC) has no model yet")
+    if bc is None:
+        raise ValueError("merge.init=bc: iteration 0 (BC) has no model yet")
+    return bc
 
 
 def finetune(cfg: DictConfig, init_model: str, files: Sequence[Path], directory: Path, iteration: int) -> None:
@@ -177,7 +179,8 @@ def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
             substep(d, "sft", lambda d=d, init=init, files=files, k=k: finetune(cfg, init, files, d, k),
                     f"iteration {k}: fine-tune{' (behaviour cloning)' if k == 0 else ''}")
             model = str(sft.hf_dir(d / "checkpoint"))
-            bc = bc or model
+            if k == 0:
+                bc = model
             if k > 0 and cfg.dpo.enabled:  # learning from failures too: DPO on top of the iteration's fine-tune
                 substep(d, "pairs", lambda d=d: preference_pairs(urls, envs, cfg, d, expert_files),
                         f"iteration {k}: pair failures with successes")
