@@ -10,7 +10,8 @@ fine-tuned on them with ``verl.trainer.sft_trainer`` (``openmanus_rl.sft``). Ite
 1. explore: the model of iteration k-1 samples ``explore.samples_per_instruction`` trajectories per
    instruction of train tasks ``S..S+data.explore_tasks-1`` (a wider set than BC's; one count for all or per
    environment, as the paper's instruction sets differ per environment; ``S`` is ``data.explore_start``,
-   default 0, which past BC's tasks explores only instructions the expert episodes do not hold) at
+   default 0, which past BC's tasks explores only instructions the expert episodes do not hold; with
+   ``data.explore_fresh`` each iteration takes the block after the previous iteration's instead) at
    ``explore.temperature``, with the training prompts and action parser. ``explore.backend: verl``
    (default) runs verl's ``main_ppo`` in validation-only mode (``trainer.val_only``,
    ``rollout.val_kwargs``) with the OpenManus agent loop and verl's rollout replicas (the PPO path;

@@ -61,6 +61,8 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
     if cfg.merge.data not in MERGE_DATA or cfg.merge.init not in MERGE_INIT:
         raise SystemExit(f"train_agentevol.sh: merge.data is {'|'.join(MERGE_DATA)}, "
                          f"merge.init is {'|'.join(MERGE_INIT)}")
+    if not isinstance(cfg.data.get("explore_fresh", False), bool):
+        raise SystemExit(f"train_agentevol.sh: data.explore_fresh is true or false, not {cfg.data.explore_fresh!r}")
     return cfg
 
 
@@ -87,6 +89,20 @@ def explore_starts(cfg: DictConfig, envs: Sequence[str]) -> dict[str, int]:
     plays tasks ``START..START+N-1``). Past BC's tasks, every explored instruction is one the expert episodes do
     not already hold."""
     return per_env.non_negative_ints(cfg.data.get("explore_start", 0), envs, "data.explore_start")
+
+
+def explore_block_start(start: int, count: int, iteration: int, size: int) -> int:
+    """The first train instruction of AgentEvol iteration ``iteration``'s block with ``data.explore_fresh``:
+    iteration 1 plays tasks ``start..start+count-1`` and each later iteration the ``count`` tasks after the block
+    before it, so no iteration replays an instruction an earlier one explored (the same instructions again gave
+    successes of tasks the model had just learned). A block that would run past the end of a split of ``size``
+    tasks starts again at task 0."""
+    first = start
+    for _ in range(iteration - 1):
+        first += count
+        if first + count > size:
+            first = 0
+    return first
 
 
 def eval_counts(cfg: DictConfig, envs: Sequence[str]) -> dict[str, int | None]:

@@ -12,9 +12,16 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from agentenv.launcher import server_info
 from openmanus_rl import cluster, datasets, expert_data, trajectories
 from openmanus_rl.agent_registration import AGENT_NAME, CONFIG_VAR, write_agent_loop_files
-from openmanus_rl.agentevol.config import explore_counts, explore_starts, reply_budgets, turn_caps
+from openmanus_rl.agentevol.config import (
+    explore_block_start,
+    explore_counts,
+    explore_starts,
+    reply_budgets,
+    turn_caps,
+)
 from openmanus_rl.agentevol.steps import per_env_lines
 from openmanus_rl.launch import run_verl
 from openmanus_rl.model_presets import model_preset
@@ -23,11 +30,11 @@ from openmanus_rl.verl_args import verl_overrides
 
 
 def explore(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: DictConfig, directory: Path,
-            seed: int) -> None:
+            seed: int, iteration: int = 1) -> None:
     """``directory/explore/<env>.jsonl``: every sampled trajectory (AgentTraj), ``sample`` = which draw."""
     items: dict[str, list[dict[str, Any]]] = {env: [] for env in envs}
     caps, budgets, counts = turn_caps(cfg, envs), reply_budgets(cfg, "explore", envs), explore_counts(cfg, envs)
-    starts = explore_starts(cfg, envs)
+    starts = iteration_starts(urls, envs, cfg, iteration)
     for j in range(int(cfg.explore.samples_per_instruction)):
         s = GenerationSettings(max_new_tokens=budgets, temperature=float(cfg.explore.temperature),
                                top_p=float(cfg.explore.top_p), seed=seed + j)
@@ -41,7 +48,7 @@ def explore(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: Di
 
 
 def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: DictConfig, directory: Path,
-                 seed: int) -> None:
+                 seed: int, iteration: int = 1) -> None:
     """Exploration through verl itself: ``main_ppo`` in validation-only mode (``trainer.val_only``) on a
     parquet of the exploration instructions, sampling with ``rollout.val_kwargs`` through the OpenManus
     agent loop and verl's rollout replicas (the PPO path); the loop's rollout log (AgentTraj lines) becomes
@@ -51,7 +58,7 @@ def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cf
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     samples, counts = int(cfg.explore.samples_per_instruction), explore_counts(cfg, envs)
-    starts = explore_starts(cfg, envs)
+    starts = iteration_starts(urls, envs, cfg, iteration)
     rows = [{**r, "extra_info": {**r["extra_info"], "sample": j, "sample_seed": sample_seed(seed, env, r, j)}}
             for env in envs
             for r in asyncio.run(datasets.task_rows(env, "train", urls[env], counts[env], start=starts[env]))
@@ -102,6 +109,18 @@ def explore_verl(urls: dict[str, list[str]], envs: Sequence[str], model: str, cf
         mine = sorted((it for it in items if it.get("env") == env), key=lambda it: (int(it["task_id"]), it["sample"]))
         expert_data.write_atomic(directory / "explore" / f"{env}.jsonl", mine)
     shutil.rmtree(work, ignore_errors=True)
+
+
+def iteration_starts(urls: dict[str, list[str]], envs: Sequence[str], cfg: DictConfig,
+                     iteration: int) -> dict[str, int]:
+    """The first train instruction each environment explores in this iteration: ``data.explore_start``, or with
+    ``data.explore_fresh`` the block after the previous iteration's (the servers say where the split ends)."""
+    starts = explore_starts(cfg, envs)
+    if not cfg.data.get("explore_fresh", False):
+        return starts
+    counts = explore_counts(cfg, envs)
+    return {env: explore_block_start(starts[env], counts[env], iteration,
+                                     int(server_info(urls[env]).splits["train"])) for env in envs}
 
 
 def sample_seed(seed: int, env: str, row: dict[str, Any], sample: int) -> int:

@@ -170,7 +170,7 @@ def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
                 prev = model
                 explorer = explore_verl if cfg.explore.backend == "verl" else explore
                 substep(d, "explore",
-                        lambda d=d, prev=prev, k=k, f=explorer: f(urls, envs, prev, cfg, d, seed + 1000 * k),
+                        lambda d=d, prev=prev, k=k, f=explorer: f(urls, envs, prev, cfg, d, seed + 1000 * k, k),
                         f"iteration {k}: explore ({cfg.explore.backend})")
                 substep(d, "filter", lambda d=d: filter_successes(urls, envs, d), f"iteration {k}: keep successes")
                 since = range(1, k + 1) if cfg.merge.data == "accumulate" else [k]

@@ -298,10 +298,14 @@ def _started_from(sft_log: Path) -> str:
 @cpu_only
 def test_merge_init_bc_fine_tunes_every_iteration_from_the_bc_model(tmp_path):
     """merge.init=bc: each iteration's model is BC's plus one fine-tune on the merged data (no drift compounds),
-    while each iteration still explores with the model of the iteration before."""
+    while each iteration still explores with the model of the iteration before. The same run sets
+    data.explore_fresh: iteration 2 explores the 24 instructions after iteration 1's."""
     out = tmp_path / "bc"
-    done = _run(out, "--iterations", "2", "merge.init=bc", "eval.untrained=false", "eval.tasks=2", "max_turns=4")
+    done = _run(out, "--iterations", "2", "merge.init=bc", "eval.untrained=false", "eval.tasks=2", "max_turns=4",
+                "data.explore_fresh=true")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert [[it["item_id"] for it in trajectories.read(out / f"iter_{k}" / "explore" / "maze.jsonl")]
+            for k in (1, 2)] == [[f"maze_{t}" for t in range(24)], [f"maze_{t}" for t in range(24, 48)]]
     bc = str(sft.hf_dir(out / "iter_0" / "checkpoint"))
     assert _started_from(out / "iter_1" / "sft.log") == bc and _started_from(out / "iter_2" / "sft.log") == bc
     # a 5-step BC model solves no maze, so both iterations fine-tune BC's weights on the same 16 expert episodes
@@ -350,6 +354,41 @@ def test_hf_exploration_plays_the_train_tasks_from_its_start(tmp_path, maze_urls
     cfg.data.explore_start = 5000
     with pytest.raises(Exception, match="the train split of maze has 5000 tasks; it cannot start at task 5000"):
         agentevol.explore(maze_urls, ["maze"], model, cfg, tmp_path / "iter_2", seed=1)
+
+
+def test_fresh_exploration_moves_on_a_block_each_iteration_and_wraps_at_the_split_end(tmp_path, maze_urls,
+                                                                                      expert_file):
+    """data.explore_fresh: iteration k plays the N train tasks after iteration k-1's block; a block that would
+    run past the split's end (maze has 5,000) starts again at task 0. Without it every iteration plays the same."""
+    from openmanus_rl import agentevol
+    from openmanus_rl.agentevol.config import explore_block_start
+
+    assert [explore_block_start(400, 600, k, 5000) for k in (1, 2, 3)] == [400, 1000, 1600]
+    assert [explore_block_start(200, 100, k, 300) for k in (1, 2, 3)] == [200, 0, 100]  # movie: 300 train tasks
+    assert [explore_block_start(0, 100, k, 444) for k in range(1, 7)] == [0, 100, 200, 300, 0, 100]
+
+    args, extra = agentevol.parse_args(["--env_name", "maze", "--output_dir", str(tmp_path), "explore.backend=hf",
+                                        "data.explore_tasks=3", "data.explore_start=4994", "data.explore_fresh=true",
+                                        "explore.max_new_tokens=8", "max_turns=2", "tiny.hidden_size=32",
+                                        "tiny.num_layers=1", "tiny.vocab_size=600"])
+    cfg = agentevol.load_config(args, extra)
+    model = agentevol.base_model(cfg, tmp_path, [expert_file])
+    played = {}
+    for k in (1, 2, 3):
+        agentevol.explore(maze_urls, ["maze"], model, cfg, tmp_path / f"iter_{k}", seed=1, iteration=k)
+        played[k] = [it["item_id"] for it in trajectories.read(tmp_path / f"iter_{k}" / "explore" / "maze.jsonl")]
+    assert played == {1: ["maze_4994", "maze_4995", "maze_4996"], 2: ["maze_4997", "maze_4998", "maze_4999"],
+                      3: ["maze_0", "maze_1", "maze_2"]}
+    cfg.data.explore_fresh = False
+    agentevol.explore(maze_urls, ["maze"], model, cfg, tmp_path / "same", seed=1, iteration=3)
+    assert [it["item_id"] for it in trajectories.read(tmp_path / "same" / "explore" / "maze.jsonl")] == played[1]
+
+
+def test_explore_fresh_is_true_or_false():
+    from openmanus_rl import agentevol
+
+    with pytest.raises(SystemExit, match=re.escape("data.explore_fresh is true or false, not 'sometimes'")):
+        agentevol.load_config(*agentevol.parse_args(["--env_name", "maze", "data.explore_fresh=sometimes"]))
 
 
 def test_expert_caps_are_per_environment_for_played_and_given_trajectories(expert_file, maze_urls, tmp_path):
