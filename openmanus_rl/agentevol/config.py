@@ -94,9 +94,9 @@ def explore_starts(cfg: DictConfig, envs: Sequence[str]) -> dict[str, int]:
 def explore_block_start(start: int, count: int, iteration: int, size: int) -> int:
     """The first train instruction of AgentEvol iteration ``iteration``'s block with ``data.explore_fresh``:
     iteration 1 plays tasks ``start..start+count-1`` and each later iteration the ``count`` tasks after the block
-    before it, so no iteration replays an instruction an earlier one explored (the same instructions again gave
-    successes of tasks the model had just learned). A block that would run past the end of a split of ``size``
-    tasks starts again at task 0."""
+    before it, so no iteration replays an instruction an earlier one explored (measured on the five-environment
+    agent: it ends where the same instructions do, docs/results/multi-env-agentevol.md). A block that would run
+    past the end of a split of ``size`` tasks starts again at task 0."""
     first = start
     for _ in range(iteration - 1):
         first += count
