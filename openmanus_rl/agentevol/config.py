@@ -63,7 +63,15 @@ def load_config(args: argparse.Namespace, extra: Sequence[str]) -> DictConfig:
                          f"merge.init is {'|'.join(MERGE_INIT)}")
     if not isinstance(cfg.data.get("explore_fresh", False), bool):
         raise SystemExit(f"train_agentevol.sh: data.explore_fresh is true or false, not {cfg.data.explore_fresh!r}")
+    copies, turns = cfg.data.get("copy_episodes", 0), cfg.data.get("copy_turns", 8)
+    if not (_whole(copies) and copies >= 0 and _whole(turns) and turns >= 1):
+        raise SystemExit("train_agentevol.sh: data.copy_episodes is a count >= 0 and data.copy_turns one >= 1, not "
+                         f"{copies!r} and {turns!r}")
     return cfg
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def turn_caps(cfg: DictConfig, envs: Sequence[str]) -> dict[str, int | None]:

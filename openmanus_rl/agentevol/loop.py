@@ -11,7 +11,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentenv import registry
 from agentenv.launcher import env_servers, parse_server_specs
-from openmanus_rl import capacity, cluster, dpo, expert_data, machine, sft, trajectories
+from openmanus_rl import capacity, cluster, copy_episodes, dpo, expert_data, machine, sft, trajectories
 from openmanus_rl.agentevol.config import (
     MERGE_INIT,
     bc_counts,
@@ -50,6 +50,18 @@ def base_model(cfg: DictConfig, out: Path, expert_files: Sequence[Path]) -> str:
 
     return str(build_tiny_model(out / "base_model", corpus=tiny_corpus(expert_files), seed=int(cfg.seed),
                                 cache=default_cache(), **OmegaConf.to_container(cfg.tiny)))
+
+
+def copy_data(cfg: DictConfig, out: Path, expert_files: Sequence[Path]) -> list[Path]:
+    """The synthetic copy episodes (``data.copy_episodes``) that join the expert episodes in BC and in every
+    iteration's merge, written once: ``[out/copy/episodes.jsonl]``, or none."""
+    count = int(cfg.data.get("copy_episodes") or 0)
+    if not count:
+        return []
+    path = out / "copy" / "episodes.jsonl"
+    substep(out, "copy", lambda: copy_episodes.write(expert_files, path, count, int(cfg.data.get("copy_turns", 8)),
+                                                     int(cfg.seed)), f"{count} copy episodes")
+    return [path]
 
 
 def evaluate_model(urls: dict[str, list[str]], envs: Sequence[str], model: str, cfg: DictConfig, directory: Path,
@@ -157,6 +169,7 @@ def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
         trajectory_files = {env: str(path) for env, path in (cfg.data.get("expert_files") or {}).items()}
         substep(out, "expert", lambda: expert_data.collect(envs, out / "expert", bc_counts(cfg, envs), urls, seed,
                                                            given=trajectory_files), "expert trajectories")
+        initial = expert_files + copy_data(cfg, out, expert_files)
         base = base_model(cfg, out, expert_files)
         if cfg.eval.untrained:
             substep(out / "untrained", "eval", lambda: evaluate_model(urls, envs, base, cfg, out / "untrained", seed),
@@ -165,7 +178,7 @@ def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
         for k in range(iterations + 1):
             d = out / f"iter_{k}"
             if k == 0:
-                files = expert_files
+                files = initial
             else:
                 prev = model
                 explorer = explore_verl if cfg.explore.backend == "verl" else explore
@@ -174,7 +187,7 @@ def run(cfg: DictConfig, given: dict[str, list[str]]) -> Path:
                         f"iteration {k}: explore ({cfg.explore.backend})")
                 substep(d, "filter", lambda d=d: filter_successes(urls, envs, d), f"iteration {k}: keep successes")
                 since = range(1, k + 1) if cfg.merge.data == "accumulate" else [k]
-                files = expert_files + [out / f"iter_{j}" / "filtered" / f"{e}.jsonl" for j in since for e in envs]
+                files = initial + [out / f"iter_{j}" / "filtered" / f"{e}.jsonl" for j in since for e in envs]
             init = finetune_start(str(cfg.merge.init), k, base=base, bc=bc, previous=model)
             substep(d, "sft", lambda d=d, init=init, files=files, k=k: finetune(cfg, init, files, d, k),
                     f"iteration {k}: fine-tune{' (behaviour cloning)' if k == 0 else ''}")

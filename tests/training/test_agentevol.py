@@ -299,11 +299,19 @@ def _started_from(sft_log: Path) -> str:
 def test_merge_init_bc_fine_tunes_every_iteration_from_the_bc_model(tmp_path):
     """merge.init=bc: each iteration's model is BC's plus one fine-tune on the merged data (no drift compounds),
     while each iteration still explores with the model of the iteration before. The same run sets
-    data.explore_fresh: iteration 2 explores the 24 instructions after iteration 1's."""
+    data.explore_fresh (iteration 2 explores the 24 instructions after iteration 1's) and data.copy_episodes
+    (3 synthetic copy episodes join the expert episodes in BC and in both merges)."""
     out = tmp_path / "bc"
     done = _run(out, "--iterations", "2", "merge.init=bc", "eval.untrained=false", "eval.tasks=2", "max_turns=4",
-                "data.explore_fresh=true")
+                "data.explore_fresh=true", "data.copy_episodes=3", "data.copy_turns=2")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    import pandas as pd
+
+    copies = list(trajectories.read(out / "copy" / "episodes.jsonl"))
+    assert len(copies) == 3 and all(len(it["conversations"]) == 4 for it in copies)
+    for k in (0, 1, 2):
+        rows = pd.read_parquet(out / f"iter_{k}" / "sft_data.parquet")
+        assert len(rows) == 16 + 3 and (rows["data_source"] == "copy").sum() == 3
     assert [[it["item_id"] for it in trajectories.read(out / f"iter_{k}" / "explore" / "maze.jsonl")]
             for k in (1, 2)] == [[f"maze_{t}" for t in range(24)], [f"maze_{t}" for t in range(24, 48)]]
     bc = str(sft.hf_dir(out / "iter_0" / "checkpoint"))
@@ -389,6 +397,17 @@ def test_explore_fresh_is_true_or_false():
 
     with pytest.raises(SystemExit, match=re.escape("data.explore_fresh is true or false, not 'sometimes'")):
         agentevol.load_config(*agentevol.parse_args(["--env_name", "maze", "data.explore_fresh=sometimes"]))
+
+
+@pytest.mark.parametrize("setting", ["data.copy_episodes=-1", "data.copy_episodes=many", "data.copy_turns=0",
+                                     "data.copy_episodes=2.5"])
+def test_copy_episode_settings_are_whole_counts(setting):
+    from openmanus_rl import agentevol
+
+    with pytest.raises(SystemExit, match=re.escape("data.copy_episodes is a count >= 0 and data.copy_turns one >= 1")):
+        agentevol.load_config(*agentevol.parse_args(["--env_name", "maze", setting]))
+    cfg = agentevol.load_config(*agentevol.parse_args(["--env_name", "maze", "data.copy_episodes=600"]))
+    assert cfg.data.copy_episodes == 600 and cfg.data.copy_turns == 8
 
 
 def test_expert_caps_are_per_environment_for_played_and_given_trajectories(expert_file, maze_urls, tmp_path):
