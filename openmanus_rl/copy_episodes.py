@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from openmanus_rl import atomic, trajectories
+from openmanus_rl import trajectories
 
 #: the item ids' environment part: never a registered environment's name, so no tool takes them for one
 ENV = "copy"
@@ -57,9 +57,7 @@ def make(texts: Sequence[Sequence[str]], count: int, turns: int = 8, seed: int =
     return items
 
 
-def write(expert_files: Sequence[str | Path], out: str | Path, count: int, turns: int = 8, seed: int = 0) -> int:
-    """``out``: ``count`` copy episodes from the text of ``expert_files``, written whole or not at all."""
-    texts = source_texts(it for f in expert_files for it in trajectories.read(f))
-    items = make(texts, count, turns, seed)
-    with atomic.path(Path(out)) as tmp:
-        return trajectories.write(tmp, items)
+def from_files(expert_files: Sequence[str | Path], count: int, turns: int = 8, seed: int = 0) -> list[dict[str, Any]]:
+    """``count`` copy episodes from the text of the trajectory files ``expert_files`` (written by the caller like
+    every other trajectory file, with ``expert_data.write_atomic``)."""
+    return make(source_texts(it for f in expert_files for it in trajectories.read(f)), count, turns, seed)

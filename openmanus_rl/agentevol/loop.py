@@ -59,8 +59,9 @@ def copy_data(cfg: DictConfig, out: Path, expert_files: Sequence[Path]) -> list[
     if not count:
         return []
     path = out / "copy" / "episodes.jsonl"
-    substep(out, "copy", lambda: copy_episodes.write(expert_files, path, count, int(cfg.data.get("copy_turns", 8)),
-                                                     int(cfg.seed)), f"{count} copy episodes")
+    turns = int(cfg.data.get("copy_turns", 8))
+    substep(out, "copy", lambda: expert_data.write_atomic(
+        path, copy_episodes.from_files(expert_files, count, turns, int(cfg.seed))), f"{count} copy episodes")
     return [path]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from openmanus_rl import copy_episodes, sft, trajectories
+from openmanus_rl import copy_episodes, expert_data, sft, trajectories
 
 
 def _expert(task: int, observations: list[str]) -> dict:
@@ -66,7 +66,7 @@ def test_the_written_file_becomes_sft_rows_beside_the_expert_episodes(tmp_path):
     expert = tmp_path / "movie.jsonl"
     trajectories.write(expert, EXPERT)
     out = tmp_path / "copy" / "episodes.jsonl"
-    assert copy_episodes.write([expert], out, count=7, turns=2, seed=0) == 7
+    assert expert_data.write_atomic(out, copy_episodes.from_files([expert], count=7, turns=2, seed=0)) == 7
     assert list(tmp_path.joinpath("copy").iterdir()) == [out]  # written whole: no temporary file left
     items = sft.read_items([expert, out])
     assert len(items) == 2 + 7 and items[2:] == copy_episodes.make(
