@@ -80,9 +80,11 @@ def test_python_dict_inputs_as_agentgyms_tool_servers_read_them():
     assert call == type(call)("open_sheet", {"title": "Sheet1", "rows": [1, {"n": 2}]})
     assert call.render() == 'open_sheet with Action Input: {"title": "Sheet1", "rows": [1, {"n": 2}]}'
     assert parse_tool_call("f with Action Input: {'a': '}'} and more").arguments == {"a": "}"}
-    for bad in ("f with Action Input: {'a': __import__('os')}", "f with Action Input: {'a': 1"):
+    for bad in ("f with Action Input: {'a': __import__('os')}", "f with Action Input: {'a': 1",
+                "f with Action Input: {['a', 'b']}", "f with Action Input: {[1]: 2}"):  # unhashable: no crash
         with pytest.raises(ToolCallError, match="not valid JSON"):  # a literal only: no names, no calls
             parse_tool_call(bad)
+    assert not parse_reply("Thought: t\nAction: f with Action Input: {['a']}", "tool").well_formed
 
 
 def test_code_blocks_arrive_whole_and_unfenced_code_is_a_format_error():

@@ -80,8 +80,8 @@ def _python_dict(text: str, max_tries: int = 64) -> tuple[dict[str, Any], int] |
             return None
         try:
             value = ast.literal_eval(text[:end])
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            continue
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue  # TypeError: a set or dict literal of unhashable items ({[1]}, {[1]: 2}), as models write
         return (value, end) if isinstance(value, dict) else None
     return None
 
