@@ -31,11 +31,12 @@ def unsplit(log: str) -> str:
     for line in log.splitlines():
         m = _RAY_PREFIX.match(line)
         pid, text = (m.group(1), line[m.end():]) if m else ("", line)
-        if pid in open_line and _continues_metrics(text):
+        starts = re.match(r"step:\d+ - ", text)
+        if pid in open_line and not starts and _continues_metrics(text):
             out[open_line[pid]] += text
             continue
         open_line.pop(pid, None)
-        if re.match(r"step:\d+ - ", text):
+        if starts:
             open_line[pid] = len(out)
         out.append(text)
     return "\n".join(out)
