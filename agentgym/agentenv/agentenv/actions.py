@@ -47,6 +47,11 @@ class ToolCall:
         return f"{self.name} with Action Input: {json.dumps(self.arguments, ensure_ascii=False)}"
 
 
+#: what ``ast.literal_eval`` raises on text that is no literal; TypeError: a set or dict of unhashable items
+#: (``{[1]}``, ``{[1]: 2}``), as models write
+LITERAL_ERRORS = (ValueError, TypeError, SyntaxError, MemoryError, RecursionError)
+
+
 class ToolCallError(ValueError):
     """An action that is no readable tool call; the message says what is wrong."""
 
@@ -80,8 +85,8 @@ def _python_dict(text: str, max_tries: int = 64) -> tuple[dict[str, Any], int] |
             return None
         try:
             value = ast.literal_eval(text[:end])
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            continue  # TypeError: a set or dict literal of unhashable items ({[1]}, {[1]: 2}), as models write
+        except LITERAL_ERRORS:
+            continue
         return (value, end) if isinstance(value, dict) else None
     return None
 

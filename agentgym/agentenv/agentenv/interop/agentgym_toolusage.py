@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from agentenv.actions import LITERAL_ERRORS
 from agentenv.env import Split, StepResult
 from agentenv.interop.agentgym_routes import AgentGymRoutes
 from agentenv.tools import GoldCall, ToolEnvironment
@@ -48,7 +49,6 @@ REPLY_FORM = ("Answer in this form, the action on one line:\nThought: <what you 
 _CALL = re.compile(r"\s*(.*?)\s*with\s*Action Input:\s*(.*?)$")
 #: how the environment then reads the tool name (after "Action:") and the input
 _PARSE = re.compile(r".*?Action:\s*(.*?)\s*with\s*Action Input:\s*(.*?)$", re.MULTILINE | re.DOTALL)
-_UNREADABLE = (ValueError, TypeError, SyntaxError, MemoryError, RecursionError)  # what literal_eval raises
 
 
 class ToolUsageOptions(BaseModel):
@@ -242,7 +242,7 @@ class ToolUsageProfile(ToolEnvironment):
         name, raw = parsed.groups()
         try:
             params = ast.literal_eval(raw)
-        except _UNREADABLE:
+        except LITERAL_ERRORS:
             return f"ERROR | Exception({BAD_INPUT})", False, False
         try:
             observation = str(self._dispatch_call(name, params))
